@@ -1,0 +1,187 @@
+"""Every check of the regtree monorepo; a bare ``python3 -m nox`` runs the default set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+CONSTRAINTS = str(ROOT / "constraints.txt")
+# Distribution name -> source folder, in dependency order.
+PACKAGES: dict[str, str] = {
+    "regtree": "packages/core",
+    "regtree-optim": "packages/optim",
+    "regtree-demo-cls": "packages/demo_cls",
+    "regtree-demo-det": "packages/demo_det",
+}
+IMPORT_NAMES: dict[str, str] = {
+    "regtree": "regtree",
+    "regtree-optim": "regtree_optim",
+    "regtree-demo-cls": "demo_cls",
+    "regtree-demo-det": "demo_det",
+}
+# The local torch wheel exists for 3.11 only, so torch sessions run there; the Python
+# matrix belongs to the core session, which never installs torch.
+TORCH_PYTHON = "3.11"
+CORE_PYTHONS = ["3.11", "3.12", "3.13"]
+TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+
+nox.options.sessions = ["lint", "typecheck", "core", "tests", "installed", "isolation", "demo"]
+nox.options.error_on_missing_interpreters = True
+
+
+def _package_paths() -> list[str]:
+    return [str(ROOT / folder) for folder in PACKAGES.values()]
+
+
+def _build_wheels(session: nox.Session) -> dict[str, Path]:
+    """Build every package's wheel with hatch into a fresh folder; return them by distribution."""
+    session.install("hatch")
+    out = Path(session.create_tmp()) / "wheels"
+    if out.exists():
+        for old in out.iterdir():
+            old.unlink()
+    for folder in PACKAGES.values():
+        with session.chdir(ROOT / folder):
+            session.run("hatch", "build", "-t", "wheel", str(out), silent=True)
+    wheels: dict[str, Path] = {}
+    for dist in PACKAGES:
+        stem = dist.replace("-", "_")
+        found = sorted(out.glob(f"{stem}-*.whl"))
+        if len(found) != 1:
+            session.error(f"expected one wheel for {dist} in {out}, found {found}")
+        wheels[dist] = found[0]
+    return wheels
+
+
+@nox.session(python=TORCH_PYTHON)
+def lint(session: nox.Session) -> None:
+    """Ruff lint and format check over the whole tree."""
+    session.install("ruff")
+    session.run("ruff", "check", str(ROOT))
+    session.run("ruff", "format", "--check", str(ROOT))
+
+
+@nox.session(python=TORCH_PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """Run mypy --strict over every package's source."""
+    session.install("-c", CONSTRAINTS, "mypy", "torch", "types-PyYAML")
+    session.run(
+        "mypy",
+        "--config-file",
+        str(ROOT / "pyproject.toml"),
+        *[arg for name in IMPORT_NAMES.values() for arg in ("-p", name)],
+    )
+
+
+@nox.session(python=CORE_PYTHONS)
+def core(session: nox.Session) -> None:
+    """Core package alone, without torch: its tests, import hygiene and empty metadata."""
+    session.install(str(ROOT / "packages/core"), *TEST_TOOLS)
+    session.run(
+        "python",
+        "-c",
+        "import importlib.util, sys, regtree; "
+        "assert importlib.util.find_spec('torch') is None, 'torch must not be installed here'; "
+        "assert 'torch' not in sys.modules, 'import regtree imported torch'; "
+        "assert 'importlib.metadata' not in sys.modules, 'import regtree read entry points'",
+    )
+    session.run(
+        "python",
+        "-c",
+        "from importlib.metadata import requires; "
+        "reqs = [r for r in (requires('regtree') or []) if 'extra ==' not in r]; "
+        "assert reqs == [], f'regtree must require nothing, requires {reqs}'",
+    )
+    session.run("pytest", str(ROOT / "packages/core/tests"), *session.posargs)
+
+
+@nox.session(python=TORCH_PYTHON)
+def tests(session: nox.Session) -> None:
+    """Every package's own tests, with torch from the constraints file."""
+    session.install("-c", CONSTRAINTS, *_package_paths(), *TEST_TOOLS, "pyyaml")
+    session.run(
+        "pytest",
+        *[str(ROOT / folder / "tests") for folder in PACKAGES.values()],
+        *session.posargs,
+    )
+
+
+@nox.session(python=TORCH_PYTHON)
+def installed(session: nox.Session) -> None:
+    """Build all four wheels with hatch and run the cross-package tests against them."""
+    wheels = _build_wheels(session)
+    session.install("-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS)
+    # Run from an empty folder so nothing in the checkout can shadow the installed wheels.
+    workdir = Path(session.create_tmp()) / "run"
+    workdir.mkdir(exist_ok=True)
+    with session.chdir(workdir):
+        session.run(
+            "pytest",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(ROOT),
+            str(ROOT / "tests"),
+            *session.posargs,
+        )
+
+
+@nox.session(python=TORCH_PYTHON)
+@nox.parametrize("dist", list(PACKAGES))
+def isolation(session: nox.Session, dist: str) -> None:
+    """Install one package alone from the wheels: it imports and pulls in only what it declares."""
+    wheels = _build_wheels(session)
+    needed = {
+        "regtree": [],
+        "regtree-optim": ["regtree"],
+        "regtree-demo-cls": ["regtree"],
+        "regtree-demo-det": ["regtree", "regtree-optim"],
+    }[dist]
+    # Siblings are named by wheel file so they never come from the index.
+    session.install("-c", CONSTRAINTS, *[str(wheels[d]) for d in [dist, *needed]])
+    session.run(
+        "python",
+        str(ROOT / "tests" / "isolation_check.py"),
+        dist,
+        json.dumps(sorted([dist, *needed])),
+    )
+
+
+@nox.session(python=TORCH_PYTHON)
+def demo(session: nox.Session) -> None:
+    """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume."""
+    session.install("-c", CONSTRAINTS, *_package_paths())
+    workdir = Path(session.create_tmp()) / "demo"
+    workdir.mkdir(exist_ok=True)
+    session.run(
+        "python",
+        str(ROOT / "examples" / "train.py"),
+        str(ROOT / "configs" / "demo.toml"),
+        "--work-dir",
+        str(workdir),
+        *session.posargs,
+    )
+
+
+@nox.session(python=TORCH_PYTHON, default=False)
+def fuzz(session: nox.Session) -> None:
+    """Property-based tests of the core at fuzzing strength (100,000+ examples)."""
+    session.install(str(ROOT / "packages/core"), *TEST_TOOLS)
+    session.run(
+        "pytest",
+        str(ROOT / "packages/core/tests"),
+        "-k",
+        "properties",
+        *session.posargs,
+        env={"REGTREE_HYPOTHESIS_PROFILE": "fuzz"},
+    )
+
+
+@nox.session(python=TORCH_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json."""
+    session.install("-c", CONSTRAINTS, *_package_paths())
+    session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs)
