@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nox
+from nox.command import CommandFailed
 
 ROOT = Path(__file__).resolve().parent
 CONSTRAINTS = str(ROOT / "constraints.txt")
@@ -27,6 +28,8 @@ IMPORT_NAMES: dict[str, str] = {
 TORCH_PYTHON = "3.11"
 CORE_PYTHONS = ["3.11", "3.12", "3.13"]
 TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+# torch warns at import without NumPy; install it wherever torch is.
+TORCH_EXTRAS = ["numpy"]
 
 nox.options.sessions = ["lint", "typecheck", "core", "tests", "installed", "isolation", "demo"]
 nox.options.error_on_missing_interpreters = True
@@ -39,7 +42,8 @@ def _package_paths() -> list[str]:
 def _build_wheels(session: nox.Session) -> dict[str, Path]:
     """Build every package's wheel with hatch into a fresh folder; return them by distribution."""
     session.install("hatch")
-    out = Path(session.create_tmp()) / "wheels"
+    # Absolute: hatch runs from each package's folder, where a relative path would land.
+    out = Path(session.create_tmp()).resolve() / "wheels"
     if out.exists():
         for old in out.iterdir():
             old.unlink()
@@ -101,7 +105,7 @@ def core(session: nox.Session) -> None:
 @nox.session(python=TORCH_PYTHON)
 def tests(session: nox.Session) -> None:
     """Every package's own tests, with torch from the constraints file."""
-    session.install("-c", CONSTRAINTS, *_package_paths(), *TEST_TOOLS, "pyyaml")
+    session.install("-c", CONSTRAINTS, *_package_paths(), *TEST_TOOLS, *TORCH_EXTRAS, "pyyaml")
     session.run(
         "pytest",
         *[str(ROOT / folder / "tests") for folder in PACKAGES.values()],
@@ -113,7 +117,9 @@ def tests(session: nox.Session) -> None:
 def installed(session: nox.Session) -> None:
     """Build all four wheels with hatch and run the cross-package tests against them."""
     wheels = _build_wheels(session)
-    session.install("-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS)
+    session.install(
+        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS
+    )
     # Run from an empty folder so nothing in the checkout can shadow the installed wheels.
     workdir = Path(session.create_tmp()) / "run"
     workdir.mkdir(exist_ok=True)
@@ -153,7 +159,7 @@ def isolation(session: nox.Session, dist: str) -> None:
 @nox.session(python=TORCH_PYTHON)
 def demo(session: nox.Session) -> None:
     """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume."""
-    session.install("-c", CONSTRAINTS, *_package_paths())
+    session.install("-c", CONSTRAINTS, *_package_paths(), *TORCH_EXTRAS)
     workdir = Path(session.create_tmp()) / "demo"
     workdir.mkdir(exist_ok=True)
     session.run(
@@ -175,13 +181,55 @@ def fuzz(session: nox.Session) -> None:
         str(ROOT / "packages/core/tests"),
         "-k",
         "properties",
+        # Per-test example counts and run times: the figures the README's Reliability quotes.
+        "--hypothesis-show-statistics",
         *session.posargs,
         env={"REGTREE_HYPOTHESIS_PROFILE": "fuzz"},
     )
 
 
+# Peers for the benchmarks: (name, pip argument lists installed in order, environment).
+# mmcv 1.x is built from source without its compiled ops; its setup script needs pkg_resources,
+# which setuptools 81 dropped, and it must build against the torch already installed.
+BENCH_PEERS: list[tuple[str, list[list[str]], dict[str, str]]] = [
+    ("mmengine", [["mmengine==0.10.7"]], {}),
+    (
+        "mmcv",
+        [["setuptools<81"], ["--no-build-isolation", "mmcv==1.7.2"]],
+        {"MMCV_WITH_OPS": "0"},
+    ),
+]
+
+
 @nox.session(python=TORCH_PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json."""
-    session.install("-c", CONSTRAINTS, *_package_paths())
-    session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs)
+    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json.
+
+    A peer that does not install is skipped with a note in the results, never a failure. Every
+    install goes through the constraints file so that no peer can replace the pinned torch.
+    """
+    session.install("-c", CONSTRAINTS, *_package_paths(), *TORCH_EXTRAS)
+    notes: list[str] = []
+    for name, steps, env in BENCH_PEERS:
+        try:
+            for args in steps:
+                session.install("-c", CONSTRAINTS, *args, env=env)
+        except CommandFailed as error:
+            notes.append(f"{name} did not install ({error.reason}); its rows are skipped.")
+            session.warn(f"{name} did not install; the benchmarks run without it")
+    pinned = Path(CONSTRAINTS).read_text().split("torch==")[1].split()[0]
+    session.run(
+        "python",
+        "-c",
+        f"import torch, sys; sys.exit(torch.__version__.split('+')[0] != {pinned!r})",
+        silent=True,
+    )
+    notes_file = Path(session.create_tmp()) / "install-notes.json"
+    notes_file.write_text(json.dumps(notes))
+    session.run(
+        "python",
+        str(ROOT / "benchmarks" / "run.py"),
+        "--install-notes",
+        str(notes_file),
+        *session.posargs,
+    )

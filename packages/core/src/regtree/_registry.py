@@ -1,0 +1,538 @@
+"""The Registry: named callables in a tree of scopes, and the lookup of scoped keys."""
+
+from __future__ import annotations
+
+import sys
+from _collections_abc import Sequence
+from _thread import RLock
+from types import MappingProxyType
+
+from . import _plugins
+from ._errors import AlreadyRegisteredError, ScopeConflictError
+from ._scope import check_scope, infer_scope
+
+# ``typing`` costs more to import than all of regtree; the interpreter takes stand-ins.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from types import FrameType
+    from typing import Any, Generic, TypeVar, overload
+
+    T = TypeVar("T")
+    C = TypeVar("C", bound=Callable[..., Any])
+else:
+    from ._generic import Generic
+
+    T = C = None
+
+__all__ = ["Registry", "registry_label"]
+
+_UNCACHED: Any = object()
+# Lookups that leave the own dict (ancestors, other scopes, misses) are cached up to this many
+# keys per registry, so a stream of distinct missing keys cannot grow memory without bound.
+_CACHE_LIMIT = 4096
+
+
+class Registry(Generic[T]):
+    """A mapping from names to classes or callables, one node of a tree of scopes.
+
+    A child registry is created with ``parent=``; a key ``'scope.Name'`` reaches any registry of
+    the tree (and of an installed plugin) from any other, and an unscoped ``'Name'`` falls back to
+    the ancestors.
+
+    Args:
+        name: What the registry holds, for messages (``'model'``).
+        build_func: Builds an object from a config: ``build_func(cfg, *args, registry=self,
+            **kwargs)``. Defaults to the parent's, else :func:`regtree.build_from_cfg`.
+        parent: The registry this one is a child of.
+        scope: The scope of this registry in its tree; defaults to the top-level package of the
+            calling module (``'__main__'`` for a script, the REPL or ``python -c``).
+        locations: Module names imported once, on the first lookup, to fill the registry.
+
+    Raises:
+        TypeError: An argument has the wrong type.
+        ValueError: ``scope`` is empty or contains a dot.
+        ScopeConflictError: ``parent`` already has a child with this scope.
+
+    Example:
+        >>> MODELS = Registry("model", scope="mypkg")
+        >>> @MODELS.register_module()
+        ... class Net:
+        ...     def __init__(self, depth: int = 1) -> None:
+        ...         self.depth = depth
+        >>> MODELS.build(dict(type="Net", depth=3)).depth
+        3
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_build_func",
+        "_cache",
+        "_children",
+        "_importing_locations",
+        "_locations",
+        "_locations_lock",
+        "_locations_pending",
+        "_lock",
+        "_module_dict",
+        "_name",
+        "_parent",
+        "_root",
+        "_scope",
+        "_scope_index",
+        "_tree_version",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        build_func: Callable[..., Any] | None = None,
+        parent: Registry[Any] | None = None,
+        scope: str | None = None,
+        locations: Sequence[str] | str = (),
+    ) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"a registry name must be a str such as 'model', got {name!r}")
+        if parent is not None and not isinstance(parent, Registry):
+            raise TypeError(
+                f"parent of registry {name!r} must be a Registry or None, got {parent!r}"
+            )
+        if build_func is not None and not callable(build_func):
+            raise TypeError(
+                f"build_func of registry {name!r} must be callable or None, got {build_func!r}"
+            )
+        if scope is None:
+            scope = infer_scope(self._constructor_caller())
+        else:
+            check_scope(scope, f"scope of registry {name!r}")
+        if isinstance(locations, str):
+            locations = (locations,)
+        elif not isinstance(locations, Sequence) or not all(
+            isinstance(location, str) for location in locations
+        ):
+            raise TypeError(
+                f"locations of registry {name!r} must be a sequence of module names, "
+                f"got {locations!r}"
+            )
+        if build_func is None:
+            if parent is not None:
+                build_func = parent._build_func
+            else:
+                from ._build import build_from_cfg
+
+                build_func = build_from_cfg
+
+        self._name = name
+        self._scope = scope
+        self._build_func: Callable[..., Any] = build_func
+        self._parent = parent
+        self._root: Registry[Any] = self if parent is None else parent._root
+        self._children: dict[str, Registry[Any]] = {}
+        # Registration order is the dict's order; ``force`` replaces a value in place.
+        self._module_dict: dict[str, Callable[..., T]] = {}
+        self._locations = tuple(locations)
+        self._locations_pending = bool(self._locations)
+        self._importing_locations = False
+        self._locations_lock = RLock()
+        self._lock = RLock()
+        # Scope -> first registry with that scope, breadth first from the root. Kept on the root
+        # only, replaced whole under the root's lock, so lookups read it without a lock.
+        self._scope_index: dict[str, Registry[Any]] = {scope: self}
+        # Any change to the tree (an entry, a child) gives the root a new version object; the
+        # results of lookups that left the own dict are cached per registry for one version.
+        self._tree_version = object()
+        self._cache: tuple[object, dict[str, Callable[..., T] | None]] = (None, {})
+        if parent is not None:
+            parent._adopt(self)
+
+    def _constructor_caller(self) -> FrameType | None:
+        # Skip this method, Registry.__init__ and the __init__ of subclasses calling super().
+        frame: FrameType | None = sys._getframe(2)
+        while (
+            frame is not None
+            and frame.f_code.co_name == "__init__"
+            and frame.f_locals.get("self") is self
+        ):
+            frame = frame.f_back
+        return frame
+
+    def _adopt(self, child: Registry[Any]) -> None:
+        root = self._root
+        with root._lock:
+            existing = self._children.get(child._scope)
+            if existing is not None:
+                raise ScopeConflictError(
+                    f"{registry_label(self)} already has a child with scope {child._scope!r} "
+                    f"({registry_label(existing)}); give registry {child._name!r} another scope, "
+                    "e.g. Registry(..., scope='mypackage')"
+                )
+            self._children[child._scope] = child
+            index: dict[str, Registry[Any]] = {}
+            for registry in root._walk():
+                index.setdefault(registry._scope, registry)
+            root._scope_index = index
+            root._tree_version = object()
+
+    def _walk(self) -> list[Registry[Any]]:
+        """Return this registry and its descendants, breadth first."""
+        found: list[Registry[Any]] = [self]
+        for registry in found:
+            found.extend(registry._children.values())
+        return found
+
+    # -- properties --------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """What the registry holds, e.g. ``'model'``."""
+        return self._name
+
+    @property
+    def scope(self) -> str:
+        """The scope of this registry in its tree, e.g. ``'demo_det'``."""
+        return self._scope
+
+    @property
+    def parent(self) -> Registry[Any] | None:
+        """The parent registry, or None for a root."""
+        return self._parent
+
+    @property
+    def root(self) -> Registry[Any]:
+        """The root of this registry's tree (the registry itself for a root)."""
+        return self._root
+
+    @property
+    def children(self) -> Mapping[str, Registry[Any]]:
+        """The child registries by scope, read-only."""
+        return MappingProxyType(self._children)
+
+    @property
+    def module_dict(self) -> Mapping[str, Callable[..., T]]:
+        """The registry's own entries by name, read-only, in registration order."""
+        return MappingProxyType(self._module_dict)
+
+    @property
+    def build_func(self) -> Callable[..., Any]:
+        """The function that :meth:`build` calls."""
+        return self._build_func
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        """The modules imported on the first lookup."""
+        return self._locations
+
+    def __len__(self) -> int:
+        return len(self._module_dict)
+
+    def __iter__(self) -> Iterator[str]:
+        # A snapshot: another thread may register while the caller iterates.
+        return iter(tuple(self._module_dict))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __repr__(self) -> str:
+        return (
+            f"Registry(name={self._name!r}, scope={self._scope!r}, "
+            f"entries={len(self._module_dict)}, children={list(self._children)})"
+        )
+
+    # -- keys --------------------------------------------------------------------------------
+
+    @staticmethod
+    def split_scope_key(key: str) -> tuple[str | None, str]:
+        """Split ``key`` at its first dot.
+
+        Args:
+            key: A key such as ``'a.b.X'`` or ``'X'``.
+
+        Returns:
+            ``('a', 'b.X')`` for ``'a.b.X'``; ``(None, 'X')`` for ``'X'``.
+        """
+        scope, dot, rest = key.partition(".")
+        if not dot:
+            return None, key
+        return scope, rest
+
+    # -- lookup ------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Callable[..., T] | None:
+        """Return the object registered under ``key``, or None.
+
+        An unscoped key is looked up here, then in the ancestors, nearest first. ``'scope.Name'``
+        goes to this registry (its own scope), a child, the registry with that scope anywhere in
+        the tree, or, once, to the installed plugin that advertises the scope. A miss never raises
+        and never changes anything.
+
+        Args:
+            key: ``'Name'`` or ``'scope.Name'`` (scopes may nest: ``'a.b.Name'``).
+
+        Returns:
+            The registered class or callable, or None.
+
+        Raises:
+            TypeError: ``key`` is not a str.
+            Exception: Importing a plugin or a location failed (never reported as a miss).
+        """
+        if self._locations_pending:
+            self._import_locations()
+        try:
+            found = self._module_dict.get(key)
+            # A registered name never holds a dot, so a hit here is final.
+            if found is not None:
+                return found
+            version, cache = self._cache
+            if version is self._root._tree_version:
+                found = cache.get(key, _UNCACHED)
+                if found is not _UNCACHED:
+                    return found
+        except TypeError:  # an unhashable key: _lookup raises the TypeError that explains
+            pass
+        return self._lookup(key)
+
+    def _lookup(self, key: str) -> Callable[..., T] | None:
+        if not isinstance(key, str):
+            raise TypeError(
+                f"a key of {registry_label(self)} must be a str such as 'Net' or 'scope.Net', "
+                f"got {key!r}"
+            )
+        # Take the version before resolving: if the tree changes meanwhile, the result lands
+        # in a cache that is already stale and is never read.
+        version = self._root._tree_version
+        state = self._cache
+        if state[0] is not version:
+            state = (version, {})
+            self._cache = state
+        found = self._resolve(key)
+        cache = state[1]
+        if len(cache) < _CACHE_LIMIT:
+            cache[key] = found
+        return found
+
+    def _resolve(self, key: str) -> Callable[..., T] | None:
+        """Look ``key`` up by the rules of :meth:`get`, without the cache."""
+        found = self._module_dict.get(key)
+        if found is not None:
+            return found
+        if "." not in key:
+            parent = self._parent
+            while parent is not None:
+                if parent._locations_pending:
+                    parent._import_locations()
+                found = parent._module_dict.get(key)
+                if found is not None:
+                    return found
+                parent = parent._parent
+            return None
+        scope, _, rest = key.partition(".")
+        registry = self._registry_for_scope(scope)
+        if registry is None:
+            return None
+        return registry.get(rest)
+
+    def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
+        """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
+        if scope == self._scope:
+            return self
+        child = self._children.get(scope)
+        if child is not None:
+            return child
+        found = self._root._scope_index.get(scope)
+        if found is not None:
+            return found
+        if scope and _plugins.catalog.load(scope):
+            return self._root._scope_index.get(scope)
+        return None
+
+    def _import_locations(self) -> None:
+        # Other threads wait here until the import finished; the importing thread itself, when
+        # the imported module looks something up, passes through.
+        with self._locations_lock:
+            if not self._locations_pending or self._importing_locations:
+                return
+            self._importing_locations = True
+            location = ""
+            try:
+                for location in self._locations:
+                    __import__(location)
+            except Exception as exc:
+                exc.add_note(
+                    f"regtree: while importing location {location!r} of {registry_label(self)}"
+                )
+                raise
+            else:
+                self._locations_pending = False
+            finally:
+                self._importing_locations = False
+
+    # -- registration ------------------------------------------------------------------------
+
+    # Overloads only for the type checker: at runtime they would need ``typing``.
+    if TYPE_CHECKING:
+
+        @overload
+        def register_module(
+            self,
+            name: str | Sequence[str] | None = None,
+            force: bool = False,
+            module: None = None,
+        ) -> Callable[[C], C]: ...
+
+        @overload
+        def register_module(
+            self,
+            name: str | Sequence[str] | None = None,
+            force: bool = False,
+            *,
+            module: C,
+        ) -> C: ...
+
+    def register_module(
+        self,
+        name: Any = None,
+        force: Any = False,
+        module: Any = None,
+    ) -> Any:
+        """Register a class or callable, as a decorator or directly.
+
+        Forms: ``@R.register_module()``, ``@R.register_module('alias')``,
+        ``@R.register_module(name=['a', 'b'])`` and ``R.register_module(module=obj, name=...)``.
+        ``R.register_module(SomeClass)`` still works and warns (DeprecationWarning).
+
+        Registration is atomic (all names or none) and thread-safe. Registering the same object
+        under the same name again does nothing.
+
+        Args:
+            name: None (the object's ``__name__``), a name, or a non-empty sequence of distinct
+                names. A name never contains a dot.
+            force: Replace an entry bound to another object, keeping its position.
+            module: The class or callable to register now; without it a decorator is returned.
+
+        Returns:
+            The registered object (direct form) or a decorator that returns its argument.
+
+        Raises:
+            TypeError: ``module`` is not callable, lacks a ``__name__`` and no name was given,
+                ``name`` is not a str or sequence of str, or ``force`` is not a bool.
+            ValueError: A name is empty, contains a dot, or repeats in the sequence.
+            AlreadyRegisteredError: A name is bound to a different object and ``force`` is False.
+        """
+        if not isinstance(force, bool):
+            raise TypeError(f"force must be a bool, got {force!r}")
+        if module is not None:
+            return self._register(module, _check_names(name, self), force)
+        if name is not None and not isinstance(name, (str, Sequence)) and callable(name):
+            import warnings
+
+            warnings.warn(
+                "register_module(SomeClass) is deprecated; use the decorator "
+                "@registry.register_module() or registry.register_module(module=SomeClass)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return self._register(name, None, force)
+        names = _check_names(name, self)
+
+        def register(obj: C) -> C:
+            return self._register(obj, names, force)
+
+        return register
+
+    def _register(self, module: C, names: tuple[str, ...] | None, force: bool) -> C:
+        if not callable(module):
+            raise TypeError(
+                f"{registry_label(self)} registers classes and callables, got {module!r} "
+                f"of type {type(module).__name__}"
+            )
+        if names is None:
+            default = getattr(module, "__name__", None)
+            if not isinstance(default, str):
+                raise TypeError(
+                    f"{module!r} has no __name__; register it in {registry_label(self)} with an "
+                    "explicit name: register_module(name='...', module=obj)"
+                )
+            names = _check_names(default, self)
+            assert names is not None
+        entries = self._module_dict
+        with self._lock:
+            if not force:
+                for name in names:
+                    existing = entries.get(name)
+                    if existing is not None and existing is not module:
+                        from ._diagnostics import describe_duplicate
+
+                        raise AlreadyRegisteredError(
+                            describe_duplicate(self, name, existing, module)
+                        )
+            for name in names:
+                entries[name] = module
+            self._root._tree_version = object()
+        return module
+
+    # -- building ----------------------------------------------------------------------------
+
+    def build(self, cfg: Any, *args: Any, **kwargs: Any) -> T:
+        """Build an object from ``cfg``: ``self.build_func(cfg, *args, **kwargs, registry=self)``.
+
+        Args:
+            cfg: A mapping with a ``type`` key (a list, for a build function that takes one).
+            *args: Passed on to the build function.
+            **kwargs: Passed on to the build function (``default_args=`` for the default one).
+
+        Returns:
+            The built object.
+        """
+        if args or kwargs:
+            built: T = self._build_func(cfg, *args, **kwargs, registry=self)
+        else:  # the common call, without packing arguments
+            built = self._build_func(cfg, registry=self)
+        return built
+
+    def validate(self, cfg: Mapping[str, Any]) -> list[Any]:
+        """Return every problem in ``cfg`` without building anything (see ``regtree._validate``)."""
+        from ._validate import validate_config  # type: ignore[import-not-found, unused-ignore]
+
+        problems: list[Any] = validate_config(self, cfg)
+        return problems
+
+
+def registry_label(registry: Registry[Any]) -> str:
+    """Return how messages name ``registry``: ``registry 'model' (scope 'demo_det')``."""
+    return f"registry {registry._name!r} (scope {registry._scope!r})"
+
+
+def _check_names(name: object, registry: Registry[Any]) -> tuple[str, ...] | None:
+    """Return ``name`` as a tuple of valid names (None stays None)."""
+    if name is None:
+        return None
+    if type(name) is str and name and "." not in name:  # the common case, checked cheaply
+        return (name,)
+    if isinstance(name, str):
+        names: tuple[object, ...] = (name,)
+    elif isinstance(name, Sequence):
+        names = tuple(name)
+        if not names:
+            raise ValueError(
+                f"name for {registry_label(registry)} is an empty sequence; give one or more"
+            )
+    else:
+        raise TypeError(
+            f"name for {registry_label(registry)} must be None, a str or a sequence of str, "
+            f"got {name!r}"
+        )
+    checked: list[str] = []
+    for one in names:
+        if not isinstance(one, str):
+            raise TypeError(
+                f"names in {registry_label(registry)} must be str, got {one!r} in {name!r}"
+            )
+        if not one or "." in one:
+            raise ValueError(
+                f"invalid name {one!r} for {registry_label(registry)}: a name is non-empty and "
+                "holds no '.' (a dot separates the scope in a key such as 'scope.Name')"
+            )
+        checked.append(one)
+    if len(set(checked)) != len(checked):
+        raise ValueError(f"names for {registry_label(registry)} repeat: {name!r}")
+    return tuple(checked)

@@ -1,0 +1,462 @@
+"""Config validation: every problem a build would meet, found without building anything."""
+
+from __future__ import annotations
+
+from _collections_abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from inspect import Signature
+    from typing import Any
+
+    from ._registry import Registry
+
+__all__ = [
+    "PROBLEM_KINDS",
+    "ConfigProblem",
+    "format_path",
+    "resolve_key",
+    "suggest_keys",
+    "validate_config",
+]
+
+# Every kind a ConfigProblem can have, for tools that switch on it.
+PROBLEM_KINDS: tuple[str, ...] = (
+    "missing-type",
+    "invalid-type",
+    "unknown-type",
+    "invalid-scope",
+    "unknown-keyword",
+    "missing-keyword",
+)
+
+# Keys that build_from_cfg consumes itself and never passes on.
+_RESERVED_KEYS = frozenset({"type", "_scope_"})
+_MISSING = object()
+
+
+class ConfigProblem:
+    """One problem in a config: where it is, what kind it is, and what would work.
+
+    ``str(problem)`` is ``'path: message'``; ``problem.path`` the dotted path
+    (``'backbone.depth'``, ``'stages[1].type'``).
+
+    Args:
+        path: The keys (str) and list indices (int) leading to the problem; kept as ``parts``.
+        kind: One of `PROBLEM_KINDS`.
+        message: A sentence a user can act on.
+        suggestions: The closest valid names (types or keywords), best first.
+    """
+
+    __slots__ = ("kind", "message", "parts", "suggestions")
+
+    def __init__(
+        self,
+        path: tuple[str | int, ...],
+        kind: str,
+        message: str,
+        suggestions: tuple[str, ...] = (),
+    ) -> None:
+        self.parts = path
+        self.kind = kind
+        self.message = message
+        self.suggestions = suggestions
+
+    @property
+    def path(self) -> str:
+        """The dotted path of the problem in the config: ``'backbone.depth'``, ``'layers[1]'``."""
+        return format_path(self.parts)
+
+    def as_dict(self) -> dict[str, object]:
+        """Return the problem as plain JSON-ready values."""
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "message": self.message,
+            "suggestions": list(self.suggestions),
+        }
+
+    def __str__(self) -> str:
+        return f"{self.path or '<config>'}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"ConfigProblem(path={self.path!r}, kind={self.kind!r}, message={self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConfigProblem):
+            return NotImplemented
+        return (self.parts, self.kind, self.message, self.suggestions) == (
+            other.parts,
+            other.kind,
+            other.message,
+            other.suggestions,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.parts, self.kind, self.message, self.suggestions))
+
+
+def format_path(parts: tuple[str | int, ...], prefix: str = "") -> str:
+    """Join keys and list indices into a path: ``('neck', 0, 'depth')`` -> ``'neck[0].depth'``.
+
+    Args:
+        parts: Keys (str) and list indices (int).
+        prefix: A path the result continues, such as the config section ``'model'``.
+
+    Returns:
+        The path.
+    """
+    text = prefix
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def validate_config(
+    registry: Registry[Any],
+    cfg: object,
+    *,
+    default_args: Mapping[str, object] | None = None,
+) -> list[ConfigProblem]:
+    """Return every problem that building ``cfg`` with ``registry`` would meet.
+
+    Nothing is built and nothing is imported that a build would not import. Checked: the ``type``
+    of the config (missing, not a name or callable, not registered: with the closest names), its
+    keywords against the resolved callable's signature (unknown ones, with the closest parameter,
+    unless it takes ``**kwargs``; missing required ones) and the same, recursively, for every nested
+    mapping (in mappings and lists) whose ``type`` resolves in the registry's tree. A nested type
+    that resolves nowhere is reported only when something in the tree is close to it (or its scope
+    is known); otherwise it is taken for a config of another registry (an initializer, a loss of
+    another package) and left alone. Keys resolve as in ``build``: ``_scope_`` and the active
+    default scope apply.
+
+    Args:
+        registry: The registry that would build ``cfg``.
+        cfg: A config mapping, or a list of them (the model registry builds a list into a
+            ``Sequential``).
+        default_args: Arguments the build would receive besides ``cfg`` (they fill missing keys,
+            ``type`` included).
+
+    Returns:
+        The problems, in the order of the config; empty when the config is sound.
+
+    Raises:
+        TypeError: ``cfg`` is neither a mapping nor a list, or ``default_args`` is not a mapping.
+    """
+    from ._registry import Registry
+
+    if not isinstance(registry, Registry):
+        raise TypeError(f"registry must be a Registry, got {registry!r}")
+    if default_args is not None and not isinstance(default_args, Mapping):
+        raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
+    checker = _Checker(registry)
+    if isinstance(cfg, Mapping):
+        checker.check_config(cfg, (), default_args or {}, top_level=True)
+    elif isinstance(cfg, list | tuple):
+        for index, item in enumerate(cfg):
+            if isinstance(item, Mapping):
+                checker.check_config(item, (index,), default_args or {}, top_level=True)
+            else:
+                checker.add(
+                    (index,),
+                    "invalid-type",
+                    f"a list config holds configs (mappings), found {_describe(item)}",
+                )
+    else:
+        raise TypeError(
+            f"a config is a mapping (or a list of mappings) with a 'type' key, got {cfg!r}"
+        )
+    return checker.problems
+
+
+class _Checker:
+    """One validation run: the registry, the problems found so far, the containers on the path."""
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self.registry = registry
+        self.problems: list[ConfigProblem] = []
+        self._open: set[int] = set()  # ids of containers being walked, against cycles
+
+    def add(
+        self,
+        path: tuple[str | int, ...],
+        kind: str,
+        message: str,
+        suggestions: tuple[str, ...] = (),
+    ) -> None:
+        self.problems.append(ConfigProblem(path, kind, message, suggestions))
+
+    def walk(self, value: object, path: tuple[str | int, ...]) -> None:
+        """Find the configs inside ``value`` (a nested mapping with a ``type``) and check them."""
+        if isinstance(value, Mapping):
+            if id(value) in self._open:
+                return
+            if "type" in value:
+                self.check_config(value, path, {}, top_level=False)
+                return
+            self._open.add(id(value))
+            try:
+                for key, item in value.items():
+                    self.walk(item, (*path, key))
+            finally:
+                self._open.discard(id(value))
+        elif isinstance(value, list | tuple):
+            if id(value) in self._open:
+                return
+            self._open.add(id(value))
+            try:
+                for index, item in enumerate(value):
+                    self.walk(item, (*path, index))
+            finally:
+                self._open.discard(id(value))
+
+    def check_config(
+        self,
+        cfg: Mapping[Any, object],
+        path: tuple[str | int, ...],
+        default_args: Mapping[str, object],
+        *,
+        top_level: bool,
+    ) -> None:
+        """Check one config mapping and everything nested in it."""
+        from ._scope import default_scope
+
+        if id(cfg) in self._open:
+            return
+        self._open.add(id(cfg))
+        try:
+            scope = self._scope_of(cfg, path)
+            if scope is None:
+                self._check_under_scope(cfg, path, default_args, top_level=top_level)
+            else:
+                with default_scope(scope):
+                    self._check_under_scope(cfg, path, default_args, top_level=top_level)
+        finally:
+            self._open.discard(id(cfg))
+
+    def _scope_of(self, cfg: Mapping[Any, object], path: tuple[str | int, ...]) -> str | None:
+        if "_scope_" not in cfg:
+            return None
+        from ._scope import check_scope
+
+        scope = cfg["_scope_"]
+        try:
+            return check_scope(scope, "_scope_")
+        except (TypeError, ValueError) as exc:
+            self.add((*path, "_scope_"), "invalid-scope", str(exc))
+            return None
+
+    def _check_under_scope(
+        self,
+        cfg: Mapping[Any, object],
+        path: tuple[str | int, ...],
+        default_args: Mapping[str, object],
+        *,
+        top_level: bool,
+    ) -> None:
+        type_value: object = _MISSING
+        if "type" in cfg:
+            type_value = cfg["type"]
+        elif "type" in default_args:
+            type_value = default_args["type"]
+        else:
+            from ._registry import registry_label
+
+            self.add(
+                (*path, "type"),
+                "missing-type",
+                f'the config has no "type" key, so {registry_label(self.registry)} '
+                "cannot tell what to build",
+            )
+        target = None
+        if type_value is not _MISSING:
+            target = self._resolve(type_value, (*path, "type"), top_level=top_level)
+        if target is not None:
+            given = [key for key in cfg if key not in _RESERVED_KEYS]
+            given += [key for key in default_args if key not in _RESERVED_KEYS and key not in cfg]
+            self._check_keywords(target, type_value, given, path)
+        for key, value in cfg.items():
+            if key not in _RESERVED_KEYS:
+                self.walk(value, (*path, key))
+
+    def _resolve(
+        self, type_value: object, path: tuple[str | int, ...], *, top_level: bool
+    ) -> Callable[..., object] | None:
+        if isinstance(type_value, str):
+            found = resolve_key(self.registry, type_value)
+            if callable(found):
+                return found
+            suggestions = suggest_keys(self.registry, type_value)
+            if top_level or suggestions or _known_scope(self.registry, type_value):
+                from ._diagnostics import describe_miss
+                from ._scope import current_scope
+
+                message = describe_miss(self.registry, type_value, current_scope())
+                self.add(path, "unknown-type", message, suggestions)
+            return None
+        if callable(type_value):
+            return type_value
+        if top_level:
+            self.add(
+                path,
+                "invalid-type",
+                f'"type" must be a registered name (str) or a class or callable, '
+                f"got {type_value!r}",
+            )
+        return None
+
+    def _check_keywords(
+        self,
+        target: Callable[..., object],
+        type_value: object,
+        given: list[Any],
+        path: tuple[str | int, ...],
+    ) -> None:
+        signature = _signature(target)
+        if signature is None:
+            return
+        from difflib import get_close_matches
+        from inspect import Parameter
+
+        parameters = signature.parameters.values()
+        takes_any = any(p.kind is Parameter.VAR_KEYWORD for p in parameters)
+        keywords = [
+            p.name
+            for p in parameters
+            if p.kind in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
+        ]
+        shown = _describe_target(type_value, target)
+        # A misspelt required keyword is one mistake: report the misspelling, not also the miss.
+        corrected: set[str] = set()
+        for key in given:
+            if not isinstance(key, str):
+                self.add(
+                    (*path, str(key)),
+                    "unknown-keyword",
+                    f"keyword {key!r} of {shown} is not a str; keywords are names",
+                )
+            elif key not in keywords and not takes_any:
+                close = tuple(get_close_matches(key, keywords, n=1, cutoff=0.6))
+                corrected.update(close)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                accepted = ", ".join(keywords) or "none"
+                self.add(
+                    (*path, key),
+                    "unknown-keyword",
+                    f"{shown} takes no keyword {key!r}{hint} (accepted: {accepted})",
+                    close,
+                )
+        for parameter in parameters:
+            if parameter.default is not Parameter.empty:
+                continue
+            if parameter.kind in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY):
+                if parameter.name in given or parameter.name in corrected:
+                    continue
+                self.add(
+                    (*path, parameter.name),
+                    "missing-keyword",
+                    f"{shown} needs {parameter.name!r}, which the config does not give",
+                )
+            elif parameter.kind is Parameter.POSITIONAL_ONLY:
+                self.add(
+                    (*path, parameter.name),
+                    "missing-keyword",
+                    f"{shown} needs the positional-only argument {parameter.name!r}, "
+                    "which a config cannot give",
+                )
+
+
+def resolve_key(registry: Registry[Any], key: str) -> Callable[..., Any] | None:
+    """Look ``key`` up as ``build`` does: through the default scope's registry, then ``registry``.
+
+    Args:
+        registry: The registry that would build.
+        key: A registered name, scoped (``'demo_cls.NetB'``) or not.
+
+    Returns:
+        The registered object, or None.
+    """
+    from ._build import _resolve_in_scope
+    from ._scope import current_scope
+
+    scope = current_scope()
+    if scope is None:
+        return registry.get(key)
+    return _resolve_in_scope(registry, key, scope)
+
+
+def suggest_keys(registry: Registry[Any], key: str, limit: int = 5) -> tuple[str, ...]:
+    """Return registered keys close to ``key`` that would resolve where ``key`` was looked up.
+
+    Candidates are the names the key's own scopes reach (``'toycls.Body'`` for
+    ``'toycls.Bdy'``; plain names for an unscoped key), then every entry of the tree as
+    ``'scope.Name'``; they are compared by name, ignoring case.
+
+    Args:
+        registry: The registry the key was looked up in.
+        key: The key that found nothing.
+        limit: The most suggestions.
+
+    Returns:
+        The suggestions, closest first.
+    """
+    from ._diagnostics import closest
+
+    by_name: dict[str, list[str]] = {}
+    offered: set[tuple[str, int]] = set()
+
+    def offer(candidate: str, name: str, obj: object) -> None:
+        # One key per object and name: the first offered is the shortest that resolves.
+        if (name, id(obj)) not in offered:
+            offered.add((name, id(obj)))
+            by_name.setdefault(name, []).append(candidate)
+
+    prefix, rest = "", key
+    node: Registry[Any] | None = registry
+    while node is not None and "." in rest:
+        scope, _, rest = rest.partition(".")
+        prefix += f"{scope}."
+        node = node._registry_for_scope(scope)
+    while node is not None:  # get() falls back to the ancestors of the registry reached
+        for name, obj in node.module_dict.items():
+            offer(prefix + name, name, obj)
+        node = node.parent
+    pending = [registry.root]
+    while pending:
+        member = pending.pop(0)
+        for name, obj in member.module_dict.items():
+            offer(f"{member.scope}.{name}", name, obj)
+        pending.extend(member.children[scope] for scope in sorted(member.children))
+    near = closest(rest.rpartition(".")[2], by_name, count=3)
+    return tuple([candidate for name in near for candidate in by_name[name]][:limit])
+
+
+def _known_scope(registry: Registry[Any], key: str) -> bool:
+    scope = registry.split_scope_key(key)[0]
+    return scope is not None and registry._registry_for_scope(scope) is not None
+
+
+def _describe_target(type_value: object, target: Callable[..., object]) -> str:
+    module = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", None)
+    where = f"{module}:{qualname}" if module and qualname else repr(target)
+    if isinstance(type_value, str):
+        return f"{type_value!r} ({where})"
+    return where
+
+
+def _signature(target: Callable[..., object]) -> Signature | None:
+    from inspect import signature
+
+    try:
+        return signature(target)
+    except (TypeError, ValueError):  # builtins and some extension types have none
+        return None
+
+
+def _describe(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"

@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from regtree import load_config
+from regtree._config import ConfigError
+
+CONFIG = {
+    "model": {"type": "Detector", "num_classes": 3, "backbone": {"type": "Backbone", "depth": 2}},
+    "train": {"epochs": 2, "lrs": [0.1, 0.01]},
+}
+
+TOML_TEXT = """\
+[model]
+type = "Detector"
+num_classes = 3
+
+[model.backbone]
+type = "Backbone"
+depth = 2
+
+[train]
+epochs = 2
+lrs = [0.1, 0.01]
+"""
+
+YAML_TEXT = """\
+model:
+  type: Detector
+  num_classes: 3
+  backbone: {type: Backbone, depth: 2}
+train:
+  epochs: 2
+  lrs: [0.1, 0.01]
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_json_is_read_with_the_standard_library(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", json.dumps(CONFIG))
+    assert load_config(path) == CONFIG
+
+
+def test_toml_is_read_with_the_standard_library(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, "cfg.toml", TOML_TEXT)) == CONFIG
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".yml", ".YAML"])
+def test_yaml_is_read_where_pyyaml_is_installed(tmp_path: Path, suffix: str) -> None:
+    pytest.importorskip("yaml")
+    assert load_config(write(tmp_path, f"cfg{suffix}", YAML_TEXT)) == CONFIG
+
+
+def test_a_str_path_works_and_a_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(CONFIG).encode())
+    assert load_config(str(path)) == CONFIG
+
+
+def test_yaml_without_pyyaml_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)  # makes `import yaml` fail
+    path = write(tmp_path, "cfg.yaml", YAML_TEXT)
+    with pytest.raises(ConfigError, match=r"cfg\.yaml: .*PyYAML.*pip install 'regtree\[yaml\]'"):
+        load_config(path)
+
+
+def test_python_configs_are_refused_because_they_execute_code(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    path = write(tmp_path, "cfg.py", f"open({str(marker)!r}, 'w').close()\nmodel = dict()\n")
+    with pytest.raises(ConfigError, match=r"cfg\.py: .*would execute its code.*TOML, JSON or YAML"):
+        load_config(path)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", ["cfg.ini", "cfg.txt", "cfg"])
+def test_an_unsupported_extension_names_the_supported_ones(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path, name, "[model]\n")
+    with pytest.raises(ConfigError, match=r"unsupported config file extension .*\.json, \.toml"):
+        load_config(path)
+
+
+def test_a_missing_file_raises_file_not_found_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"absent\.toml"):
+        load_config(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize("name", ["cfg.json", "cfg.toml", "cfg.yaml"])
+@pytest.mark.parametrize("text", ["", "  \n\n"])
+def test_an_empty_file_is_an_error(tmp_path: Path, name: str, text: str) -> None:
+    path = write(tmp_path, name, text)
+    with pytest.raises(ConfigError, match=rf"{name}: the file is empty"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(("name", "text"), [("cfg.toml", "# nothing yet\n"), ("cfg.json", "{}")])
+def test_a_file_without_settings_is_an_error(tmp_path: Path, name: str, text: str) -> None:
+    with pytest.raises(ConfigError, match=rf"{name}: the file holds no settings"):
+        load_config(write(tmp_path, name, text))
+
+
+def test_malformed_json_names_file_line_and_column(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{\n  "model": {"type": "Net",}\n}\n')
+    with pytest.raises(ConfigError, match=r"cfg\.json, line 2, column \d+: invalid JSON: ") as info:
+        load_config(path)
+    assert info.value.line == 2
+    assert info.value.path == str(path)
+    assert "\n" not in str(info.value)
+
+
+def test_malformed_toml_names_file_line_and_column(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.toml", '[model]\ntype = "Net"\ndepth 3\n')
+    with pytest.raises(ConfigError, match=r"cfg\.toml, line 3, column \d+: invalid TOML: ") as info:
+        load_config(path)
+    assert (info.value.line, info.value.problem.startswith("invalid TOML")) == (3, True)
+    assert "(at line" not in str(info.value)
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    path = write(tmp_path, "cfg.yaml", "model:\n  type: Net\n   depth: [1, 2\n")
+    with pytest.raises(ConfigError, match=r"cfg\.yaml, line \d+, column \d+: invalid YAML: "):
+        load_config(path)
+
+
+@pytest.mark.parametrize(("name", "text"), [("cfg.json", "[1, 2]"), ("cfg.json", '"model"')])
+def test_the_top_level_must_be_a_mapping(tmp_path: Path, name: str, text: str) -> None:
+    with pytest.raises(ConfigError, match=r"top level of a config must be a mapping"):
+        load_config(write(tmp_path, name, text))
+
+
+def test_a_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.toml"
+    path.write_bytes(b'[model]\ntype = "N\xffet"\n')
+    with pytest.raises(ConfigError, match=r"cfg\.toml, line 2: the file is not UTF-8"):
+        load_config(path)
+
+
+def test_config_error_is_a_value_error_that_pickles() -> None:
+    error = ConfigError("cfg.toml", "invalid TOML: oops", 3, 7)
+    copy: ConfigError = pickle.loads(pickle.dumps(error))
+    assert isinstance(copy, ValueError)
+    assert (str(copy), copy.line, copy.column) == (
+        "cfg.toml, line 3, column 7: invalid TOML: oops",
+        3,
+        7,
+    )
+
+
+def test_import_regtree_loads_no_parser_or_cli_module() -> None:
+    heavy = ["json", "tomllib", "yaml", "argparse", "inspect", "difflib"]
+    script = (
+        "import sys; before = set(sys.modules); import regtree; "
+        f"print(sorted(set(sys.modules) - before & set({heavy!r})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

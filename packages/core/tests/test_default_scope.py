@@ -1,0 +1,187 @@
+"""default_scope / current_scope (SPEC 2.1) and the ``_scope_`` key."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from regtree import NotRegisteredError, Registry, current_scope, default_scope
+
+from .conftest import Tree
+
+
+def test_no_scope_is_active_by_default() -> None:
+    assert current_scope() is None
+
+
+def test_scopes_nest_and_restore() -> None:
+    with default_scope("outer") as entered:
+        assert entered == "outer"
+        assert current_scope() == "outer"
+        with default_scope("inner"):
+            assert current_scope() == "inner"
+            with default_scope(None):
+                assert current_scope() is None
+            assert current_scope() == "inner"
+        assert current_scope() == "outer"
+    assert current_scope() is None
+
+
+def test_the_scope_is_restored_after_an_exception() -> None:
+    with default_scope("outer"):
+        with pytest.raises(RuntimeError, match="boom"), default_scope("inner"):
+            raise RuntimeError("boom")
+        assert current_scope() == "outer"
+    assert current_scope() is None
+
+
+def test_one_context_manager_may_be_entered_again_and_nested() -> None:
+    scope = default_scope("again")
+    with scope, scope:
+        assert current_scope() == "again"
+    with default_scope("other"):
+        with scope:
+            assert current_scope() == "again"
+        assert current_scope() == "other"
+    assert repr(scope) == "default_scope('again')"
+
+
+@pytest.mark.parametrize("scope", ["", "a.b"])
+def test_a_default_scope_is_a_valid_scope_name(scope: str) -> None:
+    with pytest.raises(ValueError, match=r"default scope must be a non-empty name without '\.'"):
+        default_scope(scope)
+
+
+def test_a_default_scope_is_a_str_or_none() -> None:
+    with pytest.raises(TypeError, match=r"default scope must be a str"):
+        default_scope(3)  # type: ignore[arg-type]
+
+
+def test_threads_do_not_see_each_others_scope() -> None:
+    seen: dict[str, str | None] = {}
+    inside = threading.Event()
+    checked = threading.Event()
+
+    def other_thread() -> None:
+        inside.wait()
+        seen["other before"] = current_scope()
+        with default_scope("theirs"):
+            seen["other inside"] = current_scope()
+        checked.set()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with default_scope("mine"):
+        inside.set()
+        checked.wait()
+        seen["mine"] = current_scope()
+    thread.join()
+    assert seen == {"other before": None, "other inside": "theirs", "mine": "mine"}
+
+
+def test_asyncio_tasks_do_not_see_each_others_scope() -> None:
+    async def worker(scope: str, started: asyncio.Event, other: asyncio.Event) -> list[Any]:
+        seen = []
+        with default_scope(scope):
+            started.set()
+            await other.wait()  # the other task enters its own scope meanwhile
+            seen.append(current_scope())
+            await asyncio.sleep(0)
+            seen.append(current_scope())
+        seen.append(current_scope())
+        return seen
+
+    async def main() -> list[list[Any]]:
+        a_started, b_started = asyncio.Event(), asyncio.Event()
+        return await asyncio.gather(
+            worker("a", a_started, b_started), worker("b", b_started, a_started)
+        )
+
+    assert asyncio.run(main()) == [["a", "a", None], ["b", "b", None]]
+
+
+def test_build_resolves_through_the_default_scope_first(tree: Tree) -> None:
+    with default_scope("dog"):
+        assert tree.root.build({"type": "Shared"}).registry is tree.dog
+        assert tree.cat.build({"type": "Dog"}).registry is tree.dog
+        assert tree.lion.build({"type": "Lion"}).registry is tree.lion  # falls back
+        assert tree.root.build({"type": "Animal"}).registry is tree.root
+        # Lookups by get() are not affected.
+        assert tree.root.get("Shared").registry is tree.root  # type: ignore[union-attr]
+    assert tree.root.build({"type": "Shared"}).registry is tree.root
+
+
+def test_a_default_scope_missing_from_the_tree_is_skipped(tree: Tree, catalog: Any) -> None:
+    with default_scope("elsewhere"):
+        assert tree.dog.build({"type": "Dog"}).registry is tree.dog
+
+
+def test_a_miss_under_a_default_scope_names_both_registries(tree: Tree) -> None:
+    with (
+        default_scope("cat"),
+        pytest.raises(
+            NotRegisteredError,
+            match=(
+                r"'Hund' is not registered in registry 'animal' \(scope 'dog'\) nor in registry "
+                r"'animal' \(scope 'cat'\), the default scope"
+            ),
+        ),
+    ):
+        tree.dog.build({"type": "Hund"})
+
+
+def test_scope_key_applies_to_this_build_and_the_builds_nested_in_it(tree: Tree) -> None:
+    seen: list[tuple[str | None, Any]] = []
+
+    @tree.root.register_module()
+    class Pair:
+        def __init__(self, left: dict[str, Any], right: dict[str, Any]) -> None:
+            seen.append((current_scope(), None))
+            self.left = tree.root.build(left)
+            self.right = tree.root.build(right)
+
+    pair = tree.root.build(
+        {
+            "_scope_": "cat",
+            "type": "Pair",
+            "left": {"type": "Cat"},
+            "right": {"type": "Shared", "_scope_": "dog"},
+        }
+    )
+    assert seen == [("cat", None)]
+    assert pair.left.registry is tree.cat
+    assert pair.right.registry is tree.dog
+    assert current_scope() is None
+
+
+def test_scope_key_never_reaches_the_callable(tree: Tree) -> None:
+    received: dict[str, Any] = {}
+
+    def record(**kwargs: Any) -> dict[str, Any]:
+        received.update(kwargs, scope=current_scope())
+        return received
+
+    tree.root.register_module(name="record", module=record)
+    tree.root.build({"type": "record", "_scope_": "lion", "value": 1})
+    assert received == {"value": 1, "scope": "lion"}
+
+
+def test_scope_key_resolves_the_type_of_its_own_build(tree: Tree) -> None:
+    assert tree.root.build({"type": "Lion", "_scope_": "lion"}).registry is tree.lion
+
+
+def test_scope_key_from_default_args_applies(tree: Tree) -> None:
+    built = tree.root.build({"type": "Shared"}, default_args={"_scope_": "dog"})
+    assert built.registry is tree.dog
+
+
+@pytest.mark.parametrize(("value", "error"), [(3, TypeError), ("a.b", ValueError)])
+def test_a_bad_scope_key_is_rejected(
+    registry: Registry[Any], value: object, error: type[Exception]
+) -> None:
+    registry.register_module(name="Thing", module=dict)
+    with pytest.raises(error, match=r"the '_scope_' of a config must be"):
+        registry.build({"type": "Thing", "_scope_": value})

@@ -1,0 +1,171 @@
+"""get() (SPEC 2, steps 1-7) on a tree of three levels and two branches, and ``locations``."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regtree import Registry, _plugins
+
+from .conftest import Tree
+
+LOCATION_HOST = "regtree_test_location_host"
+
+
+def _owner(found: Any) -> str:
+    """The scope of the registry that holds ``found`` (the tree fixture records it)."""
+    return found.registry.scope  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("start", "key", "name", "owner"),
+    [
+        ("dog", "Dog", "Dog", "dog"),  # own
+        ("dog", "Shared", "Shared", "dog"),  # own wins over the parent
+        ("hound", "Shared", "Shared", "dog"),  # parent fallback, nearest first
+        ("little", "Animal", "Animal", "animal"),  # grandparent fallback
+        ("dog", "dog.Dog", "Dog", "dog"),  # own-scope prefix
+        ("hound", "hound.Dog", "Dog", "dog"),  # own-scope prefix, then fallback
+        ("dog", "hound.BloodHound", "BloodHound", "hound"),  # child
+        ("dog", "hound.little_hound.LittleHound", "LittleHound", "little_hound"),  # multi-level
+        ("root", "dog.hound.little_hound.LittleHound", "LittleHound", "little_hound"),
+        ("root", "hound.BloodHound", "BloodHound", "hound"),  # anywhere in the tree
+        ("dog", "cat.Cat", "Cat", "cat"),  # sibling
+        ("hound", "cat.Cat", "Cat", "cat"),  # uncle
+        ("hound", "lion.Lion", "Lion", "lion"),  # cousin
+        ("lion", "little_hound.LittleHound", "LittleHound", "little_hound"),  # far cousin
+        ("little", "animal.Animal", "Animal", "animal"),  # the root by scope
+        ("cat", "dog.Shared", "Shared", "dog"),
+        ("lion", "cat.Animal", "Animal", "animal"),  # the scope's own fallback
+    ],
+)
+def test_lookup_table(tree: Tree, start: str, key: str, name: str, owner: str) -> None:
+    found = getattr(tree, start).get(key)
+    assert found is not None
+    assert (found.__name__, _owner(found)) == (name, owner)
+    assert key in getattr(tree, start)
+
+
+@pytest.mark.parametrize(
+    ("start", "key"),
+    [
+        ("dog", "Nope"),
+        ("dog", "Lion"),  # in a sibling's child: unscoped keys only climb
+        ("root", "Dog"),  # unscoped keys never descend
+        ("dog", "cat.Dog"),
+        ("dog", "nowhere.Dog"),  # unknown scope
+        ("dog", "hound.nowhere.X"),
+        ("dog", "dog."),
+        ("dog", ".Dog"),
+        ("dog", ""),
+    ],
+)
+def test_misses_return_none(
+    tree: Tree, catalog: _plugins.PluginCatalog, start: str, key: str
+) -> None:
+    registry = getattr(tree, start)
+    before = (list(registry.module_dict.items()), dict(registry.children))
+    assert registry.get(key) is None
+    assert key not in registry
+    assert (list(registry.module_dict.items()), dict(registry.children)) == before
+
+
+@pytest.mark.parametrize("key", [1, None, 2.5, ("a",), b"Dog"])
+def test_a_non_str_key_is_a_type_error(tree: Tree, key: Any) -> None:
+    with pytest.raises(
+        TypeError, match=r"a key of registry 'animal' \(scope 'dog'\) must be a str"
+    ):
+        tree.dog.get(key)
+    assert key not in tree.dog
+
+
+@pytest.mark.parametrize("key", [["Dog"], {"Dog": 1}, {"Dog"}])
+def test_an_unhashable_key_is_the_same_type_error(tree: Tree, key: Any) -> None:
+    with pytest.raises(TypeError, match=r"must be a str such as 'Net' or 'scope\.Net'"):
+        tree.dog.get(key)
+    assert key not in tree.dog
+
+
+def test_a_miss_imports_no_module_that_no_distribution_advertises(
+    tree: Tree, module_dir: Path, catalog: _plugins.PluginCatalog
+) -> None:
+    (module_dir / "unadvertised_scope.py").write_text("raise AssertionError('imported')\n")
+    assert tree.dog.get("unadvertised_scope.X") is None
+    assert "unadvertised_scope" not in sys.modules
+
+
+@pytest.fixture
+def location_host(monkeypatch: pytest.MonkeyPatch, module_dir: Path) -> types.ModuleType:
+    """A module through which location modules reach the test's registries and log imports."""
+    host = types.ModuleType(LOCATION_HOST)
+    host.imports = []  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, LOCATION_HOST, host)
+    return host
+
+
+def _write_location(folder: Path, module: str, body: str) -> None:
+    source = f"from {LOCATION_HOST} import imports, registry\nimports.append(__name__)\n{body}"
+    (folder / f"{module}.py").write_text(source)
+
+
+def test_locations_are_imported_once_on_the_first_lookup(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    _write_location(
+        module_dir, "loc_first", "registry.register_module(name='Located', module=dict)\n"
+    )
+    _write_location(
+        module_dir, "loc_second", "registry.register_module(name='Also', module=list)\n"
+    )
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_first", "loc_second"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    registry.register_module(name="Eager", module=set)
+    assert location_host.imports == []  # neither construction nor registration imports
+    assert registry.get("Eager") is set
+    assert location_host.imports == ["loc_first", "loc_second"]
+    assert registry.get("Located") is dict
+    assert registry.get("Also") is list
+    del sys.modules["loc_first"]
+    assert registry.get("Nope") is None
+    assert "Located" in registry
+    assert location_host.imports == ["loc_first", "loc_second"]
+    assert registry.locations == ("loc_first", "loc_second")
+
+
+def test_locations_of_an_ancestor_and_a_sibling_are_imported_by_lookups_through_them(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    _write_location(module_dir, "loc_root", "registry.register_module(name='Base', module=dict)\n")
+    root: Registry[Any] = Registry("model", scope="loc_root", locations="loc_root")
+    child: Registry[Any] = Registry("model", parent=root, scope="loc_child")
+    location_host.registry = root  # type: ignore[attr-defined]
+    assert child.get("Base") is dict
+    assert location_host.imports == ["loc_root"]
+
+
+def test_a_location_module_may_look_up_its_own_registry_while_imported(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    body = "registry.register_module(name='First', module=dict)\nFOUND = registry.get('First')\n"
+    _write_location(module_dir, "loc_reentrant", body)
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_reentrant"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    assert registry.get("First") is dict
+    assert sys.modules["loc_reentrant"].FOUND is dict
+
+
+def test_a_failing_location_raises_with_a_note_and_is_retried(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_missing_module"])
+    for _ in range(2):
+        with pytest.raises(ModuleNotFoundError, match="loc_missing_module") as caught:
+            registry.get("X")
+        assert caught.value.__notes__ == [
+            "regtree: while importing location 'loc_missing_module' of registry 'model' "
+            "(scope 'loc')"
+        ]

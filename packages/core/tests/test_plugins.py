@@ -1,0 +1,138 @@
+"""Plugins (SPEC 2.4): throwaway distributions with ``regtree.scopes`` entry points."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from typing import Any
+
+import pytest
+
+from regtree import NotRegisteredError, _plugins, default_scope, load_plugins
+
+from .conftest import PLUGIN_SOURCE, MakeDistribution, PluginHost
+
+
+def test_a_plugin_scope_is_discovered_lazily_and_imported_once(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    make_distribution(
+        "regtree-plug-alpha", {"plug_alpha": "plug_alpha"}, {"plug_alpha": PLUGIN_SOURCE}
+    )
+    root = plugin_host.root
+    assert "plug_alpha" not in sys.modules
+    assert root.get("Plugged") is None  # an unscoped miss asks no plugin
+    assert plugin_host.imports == []
+
+    found = root.get("plug_alpha.Plugged")
+    assert found is sys.modules["plug_alpha"].Plugged
+    assert plugin_host.imports == ["plug_alpha"]
+    assert root.children["plug_alpha"].scope == "plug_alpha"
+
+    # The catalog, not just the import system, remembers: nothing is imported again.
+    del sys.modules["plug_alpha"]
+    assert root.build({"type": "plug_alpha.Plugged", "size": 3}).size == 3
+    assert root.get("plug_alpha.Missing") is None
+    assert plugin_host.imports == ["plug_alpha"]
+
+
+def test_entry_points_are_read_once_however_many_scopes_are_asked_for(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    make_distribution("regtree-plug-beta", {"plug_beta": "plug_beta"}, {"plug_beta": PLUGIN_SOURCE})
+    reads: list[object] = []
+    real = importlib.metadata.entry_points
+
+    def counting(**params: Any) -> Any:
+        reads.append(params)
+        return real(**params)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", counting)
+    root = plugin_host.root
+    for key in ["nowhere.X", "plug_beta.Plugged", "elsewhere.Y", "nowhere.X", "plug_beta.Z"]:
+        root.get(key)
+    assert reads == [{"group": "regtree.scopes"}]
+    assert plugin_host.imports == ["plug_beta"]
+
+
+def test_a_default_scope_provided_by_a_plugin_is_loaded_for_a_build(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    make_distribution(
+        "regtree-plug-gamma", {"plug_gamma": "plug_gamma"}, {"plug_gamma": PLUGIN_SOURCE}
+    )
+    with default_scope("plug_gamma"):
+        built = plugin_host.root.build({"type": "Plugged", "size": 2})
+    assert type(built) is sys.modules["plug_gamma"].Plugged
+    assert built.size == 2
+
+
+def test_a_plugin_whose_import_fails_surfaces_the_import_error(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    source = "import regtree_test_missing_dependency\n"
+    make_distribution(
+        "regtree-plug-broken", {"plug_broken": "plug_broken"}, {"plug_broken": source}
+    )
+    note = (
+        "regtree: while importing plugin module 'plug_broken' for scope 'plug_broken', "
+        "advertised by distribution 'regtree-plug-broken' (entry point group 'regtree.scopes')"
+    )
+    with pytest.raises(ImportError, match="regtree_test_missing_dependency") as caught:
+        plugin_host.root.get("plug_broken.Thing")
+    assert caught.value.__notes__ == [note]
+    assert not isinstance(caught.value, NotRegisteredError)
+    # Not remembered as a miss: the next lookup, and a build, raise the ImportError again.
+    with pytest.raises(ImportError, match="regtree_test_missing_dependency") as again:
+        plugin_host.root.build({"type": "plug_broken.Thing"})
+    assert again.value.__notes__ == [note]
+
+
+def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    make_distribution("regtree-plug-empty", {"plug_empty": "plug_empty"}, {"plug_empty": "X = 1\n"})
+    assert plugin_host.root.get("plug_empty.X") is None
+    with pytest.raises(
+        NotRegisteredError,
+        match=(
+            r"Distribution 'regtree-plug-empty' advertises scope 'plug_empty' in entry point "
+            r"group 'regtree\.scopes', but importing it added no registry with that scope"
+        ),
+    ):
+        plugin_host.root.build({"type": "plug_empty.X"})
+
+
+def test_load_plugins_imports_every_advertised_scope_and_returns_their_names(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A group of its own, so the packages installed beside regtree are not imported here.
+    group = "regtree.test_scopes"
+    monkeypatch.setattr(_plugins, "catalog", _plugins.PluginCatalog(group=group))
+    make_distribution(
+        "regtree-plug-pair",
+        {"plug_one": "plug_one", "plug_two": "plug_two"},
+        {"plug_one": PLUGIN_SOURCE, "plug_two": PLUGIN_SOURCE},
+        group=group,
+    )
+    assert load_plugins() == ["plug_one", "plug_two"]
+    assert sorted(plugin_host.imports) == ["plug_one", "plug_two"]
+    assert set(plugin_host.root.children) == {"plug_one", "plug_two"}
+    assert load_plugins() == ["plug_one", "plug_two"]
+    assert len(plugin_host.imports) == 2
+
+
+def test_the_catalog_reports_scopes_and_providers(
+    make_distribution: MakeDistribution, catalog: _plugins.PluginCatalog
+) -> None:
+    make_distribution("regtree-plug-info", {"plug_info": "plug_info"}, {"plug_info": "X = 1\n"})
+    assert "plug_info" in catalog.scopes()
+    assert catalog.providers("plug_info") == ["regtree-plug-info"]
+    assert catalog.providers("plug_nobody") == []
+    assert catalog.load("plug_nobody") is False
+    assert catalog.load("plug_info") is True
+    assert "loaded=['plug_info']" in repr(catalog)
