@@ -1,0 +1,22 @@
+"""regtree_optim: optimizer registries and mmcv's DefaultOptimizerConstructor, fast and strict."""
+
+from __future__ import annotations
+
+from ._builder import build_optimizer, build_optimizer_constructor
+from ._constructor import DefaultOptimizerConstructor
+from ._explain import Explanation, ParamRow
+from ._module_kinds import register_dcn_type, register_norm_type, register_wrapper_type
+from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS
+
+__all__ = [
+    "OPTIMIZERS",
+    "OPTIMIZER_BUILDERS",
+    "DefaultOptimizerConstructor",
+    "Explanation",
+    "ParamRow",
+    "build_optimizer",
+    "build_optimizer_constructor",
+    "register_dcn_type",
+    "register_norm_type",
+    "register_wrapper_type",
+]

@@ -1,0 +1,190 @@
+"""The ``regtree-optim`` command: ``explain`` shows what an optimizer config does to a model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from regtree import Registry
+
+__all__ = ["main"]
+
+PROG = "regtree-optim"
+COMMANDS = ("explain",)
+
+
+class UsageError(Exception):
+    """A command line or config file that cannot be acted on: exit status 2, one line."""
+
+
+def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = None) -> int:
+    """Run the ``regtree-optim`` command.
+
+    Args:
+        argv: The arguments, without the program name; ``sys.argv[1:]`` when None.
+        models: The registry that builds the config's ``model`` section; ``regtree.MODELS``
+            (whose tree reaches every installed plugin) when None.
+
+    Returns:
+        The exit status: 0 on success, 1 when the model or the optimizer cannot be built, 2 for a
+        bad command line or an unreadable config file.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        _check_command(arguments)
+        options = parser.parse_args(arguments)
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # argparse has printed the help or the error
+        return exc.code if isinstance(exc.code, int) else 2
+    if models is None:
+        from regtree import MODELS
+
+        models = MODELS
+    try:
+        return _run_explain(options, models)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``regtree-optim``."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Inspect what regtree_optim does with an optimizer config."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    explain = commands.add_parser(
+        "explain",
+        help="the lr, weight decay, rule and group of every parameter",
+        description=(
+            "Build the model from CONFIG's 'model' section and print, for every parameter, the "
+            "lr, weight decay, rule and group that the 'optimizer' section gives it (as "
+            "build_optimizer would), then a summary. Nothing is trained."
+        ),
+    )
+    explain.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
+    explain.add_argument("--json", action="store_true", help="print JSON (to diff two configs)")
+    return parser
+
+
+def _check_command(arguments: Sequence[str]) -> None:
+    from difflib import get_close_matches
+
+    for argument in arguments:
+        if argument.startswith("-"):
+            continue
+        if argument not in COMMANDS:
+            close = get_close_matches(argument, COMMANDS, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(
+                f"unknown command {argument!r}{hint} (commands: {', '.join(COMMANDS)})"
+            )
+        return
+
+
+def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
+    import warnings
+
+    path: str = options.config
+    model_cfg, optimizer_cfg = _load_sections(path)
+    try:
+        # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = models.build(model_cfg)
+            explanation = _explain(model, optimizer_cfg)
+    except Exception as exc:
+        import traceback
+
+        print(f"{PROG}: explaining {path} failed:", file=sys.stderr)
+        print("".join(traceback.format_exception_only(exc)).rstrip(), file=sys.stderr)
+        return 1
+    notes = list(dict.fromkeys(str(warning.message) for warning in caught))
+    for note in notes:
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
+    rows = list(explanation)
+    groups = sorted({row.group for row in rows})
+    rules = Counter(row.rule for row in rows)
+    if options.json:
+        report = {
+            "config": path,
+            "parameters": [
+                {
+                    "name": row.name,
+                    "shape": list(row.shape),
+                    "lr": row.lr,
+                    "weight_decay": row.weight_decay,
+                    "rule": row.rule,
+                    "group": row.group,
+                }
+                for row in rows
+            ],
+            "summary": {
+                "parameters": len(rows),
+                "groups": len(groups),
+                "rules": dict(rules.most_common()),
+            },
+            "warnings": notes,
+        }
+        print(json.dumps(report, indent=2))
+        return 0
+    print(explanation)
+    print()
+    print(f"{len(rows)} parameters in {len(groups)} groups; parameters per rule:")
+    width = max((len(rule) for rule in rules), default=0)
+    for rule, count in rules.most_common():
+        print(f"  {rule:<{width}}  {count}")
+    return 0
+
+
+def _load_sections(path: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    from regtree import ConfigError, load_config
+
+    try:
+        cfg = load_config(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"{path}: cannot read the config file: {reason}") from None
+    sections = []
+    for name in ("model", "optimizer"):
+        section = cfg.get(name)
+        if not isinstance(section, Mapping):
+            found = ", ".join(map(str, cfg))
+            problem = "has no" if section is None else "needs a table as its"
+            raise UsageError(
+                f"{path}: the config {problem} {name!r} section (explain needs 'model' and "
+                f"'optimizer'; the file has: {found})"
+            )
+        sections.append(section)
+    return sections[0], sections[1]
+
+
+def _explain(model: Any, optimizer_cfg: Mapping[str, Any]) -> Any:
+    """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
+    import copy
+
+    from ._builder import build_optimizer_constructor
+
+    cfg = copy.deepcopy(dict(optimizer_cfg))
+    constructor_type = cfg.pop("constructor", "DefaultOptimizerConstructor")
+    paramwise_cfg = cfg.pop("paramwise_cfg", None)
+    constructor = build_optimizer_constructor(
+        {"type": constructor_type, "optimizer_cfg": cfg, "paramwise_cfg": paramwise_cfg}
+    )
+    explain = getattr(constructor, "explain", None)
+    if not callable(explain):
+        raise TypeError(
+            f"optimizer constructor {constructor_type!r} ({type(constructor).__qualname__}) has no "
+            "explain(model) method; derive it from DefaultOptimizerConstructor to get one"
+        )
+    return explain(model)

@@ -1,0 +1,79 @@
+"""``explain``'s result: one row per parameter, printable as a table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+__all__ = ["Explanation", "ParamRow"]
+
+_COLUMNS = ("group", "name", "shape", "lr", "weight_decay", "rule")
+
+
+@dataclass(frozen=True, slots=True)
+class ParamRow:
+    """How one parameter is optimized.
+
+    Attributes:
+        name: Its name in the unwrapped model.
+        shape: Its shape.
+        lr: The learning rate its group gets (None when the optimizer has none).
+        weight_decay: The weight decay its group gets (None when the optimizer has none).
+        rule: What decided them (a paramwise rule, a custom key, ``frozen``, ``default``).
+        group: Index of its group in the optimizer's ``param_groups``.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    lr: Any
+    weight_decay: Any
+    rule: str
+    group: int
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    return str(value)
+
+
+class Explanation(Sequence[ParamRow]):
+    """The rows of ``DefaultOptimizerConstructor.explain``, in model order.
+
+    A read-only sequence of :class:`ParamRow`; ``str()`` (and so ``print``) renders a table.
+    """
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Sequence[ParamRow]) -> None:
+        self._rows = tuple(rows)
+
+    @overload
+    def __getitem__(self, index: int) -> ParamRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ParamRow]: ...
+
+    def __getitem__(self, index: int | slice) -> ParamRow | Sequence[ParamRow]:
+        return self._rows[index]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[ParamRow]:
+        return iter(self._rows)
+
+    def __repr__(self) -> str:
+        return f"Explanation({len(self._rows)} parameters)\n{self}"
+
+    def __str__(self) -> str:
+        table = [list(_COLUMNS)]
+        table.extend([_cell(getattr(row, column)) for column in _COLUMNS] for row in self._rows)
+        widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+        lines = [
+            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+            for line in table
+        ]
+        lines.insert(1, "  ".join("-" * width for width in widths))
+        return "\n".join(line.rstrip() for line in lines)

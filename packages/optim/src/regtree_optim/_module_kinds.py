@@ -1,0 +1,172 @@
+"""Which modules are norm layers, deformable convs or wrappers: type tables and lookups."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Final, TypeVar
+
+from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.instancenorm import _InstanceNorm
+
+__all__ = [
+    "ModuleKind",
+    "module_kind",
+    "register_dcn_type",
+    "register_norm_type",
+    "register_wrapper_type",
+    "unwrap_model",
+]
+
+_ModuleT = TypeVar("_ModuleT", bound=type)
+
+# SyncBatchNorm and the lazy variants derive from these bases, so isinstance covers them.
+_BUILTIN_NORM_TYPES: Final[tuple[type, ...]] = (
+    _BatchNorm,
+    _InstanceNorm,
+    nn.GroupNorm,
+    nn.LayerNorm,
+    nn.RMSNorm,
+)
+_CONV_TYPES: Final[tuple[type, ...]] = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
+
+_lock = threading.Lock()
+_norm_types: list[type] = []
+_dcn_types: list[type] = []
+_wrapper_attrs: dict[type, str] = {
+    nn.DataParallel: "module",
+    nn.parallel.DistributedDataParallel: "module",
+}
+# type -> ModuleKind; cleared whenever a table changes.
+_kind_cache: dict[type, ModuleKind] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleKind:
+    """What the paramwise rules need to know about a module's type.
+
+    Attributes:
+        is_norm: A norm layer (its parameters follow ``norm_decay_mult``).
+        is_conv: A Conv1d/2d/3d, so depthwise when ``groups == in_channels > 1``.
+        is_conv2d: A Conv2d (``dcn_offset_lr_mult`` applies to these only).
+        is_dcn: A deformable conv; its direct children are "inside a deformable conv".
+    """
+
+    is_norm: bool
+    is_conv: bool
+    is_conv2d: bool
+    is_dcn: bool
+
+
+def _check_type(cls: object, what: str) -> type:
+    if not isinstance(cls, type):
+        raise TypeError(f"register_{what}_type expects a class, got {cls!r} ({type(cls).__name__})")
+    return cls
+
+
+def register_norm_type(cls: _ModuleT) -> _ModuleT:
+    """Treat ``cls`` (and its subclasses) as a norm layer for ``norm_decay_mult``.
+
+    Usable as a decorator; returns ``cls`` unchanged. Registering twice is a no-op.
+
+    Raises:
+        TypeError: ``cls`` is not a class.
+    """
+    checked = _check_type(cls, "norm")
+    with _lock:
+        if checked not in _norm_types:
+            _norm_types.append(checked)
+        _kind_cache.clear()
+    return cls
+
+
+def register_dcn_type(cls: _ModuleT) -> _ModuleT:
+    """Treat ``cls`` (and its subclasses) as a deformable convolution.
+
+    Usable as a decorator; returns ``cls`` unchanged. Registering twice is a no-op.
+
+    Raises:
+        TypeError: ``cls`` is not a class.
+    """
+    checked = _check_type(cls, "dcn")
+    with _lock:
+        if checked not in _dcn_types:
+            _dcn_types.append(checked)
+        _kind_cache.clear()
+    return cls
+
+
+def register_wrapper_type(cls: _ModuleT, attr: str = "module") -> _ModuleT:
+    """Unwrap instances of ``cls`` (and its subclasses) to ``getattr(instance, attr)``.
+
+    Usable as a decorator only in its one-argument form; returns ``cls`` unchanged.
+
+    Raises:
+        TypeError: ``cls`` is not a class or ``attr`` is not a non-empty str.
+    """
+    checked = _check_type(cls, "wrapper")
+    if not isinstance(attr, str) or not attr:
+        raise TypeError(f"register_wrapper_type expects attr to be a non-empty str, got {attr!r}")
+    with _lock:
+        _wrapper_attrs[checked] = attr
+    return cls
+
+
+def _torchvision_dcn_types() -> tuple[type, ...]:
+    # A model holding torchvision's DeformConv2d has imported torchvision.ops already, so looking
+    # in sys.modules finds it without ever importing (or requiring) torchvision ourselves.
+    ops = sys.modules.get("torchvision.ops")
+    found = getattr(ops, "DeformConv2d", None)
+    return (found,) if isinstance(found, type) else ()
+
+
+def module_kind(module_type: type) -> ModuleKind:
+    """Classify a module type once; later calls for the same type are a dict lookup."""
+    kind = _kind_cache.get(module_type)
+    if kind is not None:
+        return kind
+    norm_types = (*_BUILTIN_NORM_TYPES, *_norm_types)
+    dcn_types = (*_torchvision_dcn_types(), *_dcn_types)
+    kind = ModuleKind(
+        is_norm=issubclass(module_type, norm_types),
+        is_conv=issubclass(module_type, _CONV_TYPES),
+        is_conv2d=issubclass(module_type, nn.Conv2d),
+        is_dcn=bool(dcn_types) and issubclass(module_type, dcn_types),
+    )
+    # Caching is safe although torchvision may be imported later: no type derived from its
+    # DeformConv2d can exist before torchvision.ops is imported.
+    _kind_cache[module_type] = kind
+    return kind
+
+
+def _wrapped_attr(model: nn.Module) -> str | None:
+    attrs = dict(_wrapper_attrs)
+    compiled = getattr(sys.modules.get("torch._dynamo.eval_frame"), "OptimizedModule", None)
+    if isinstance(compiled, type):
+        attrs[compiled] = "_orig_mod"
+    for wrapper_type, attr in attrs.items():
+        if isinstance(model, wrapper_type):
+            return attr
+    return None
+
+
+def unwrap_model(model: nn.Module) -> nn.Module:
+    """Strip every known wrapper (DataParallel, DDP, ``torch.compile``, registered types).
+
+    A plain model with a child that happens to be called ``module`` is left as it is.
+
+    Raises:
+        TypeError: a wrapper's attribute does not hold an ``nn.Module``.
+    """
+    while (attr := _wrapped_attr(model)) is not None:
+        inner = getattr(model, attr, None)
+        if not isinstance(inner, nn.Module):
+            raise TypeError(
+                f"{type(model).__name__} is registered as a wrapper whose model is in "
+                f"attribute {attr!r}, but that attribute holds {inner!r}; register it with the "
+                "attribute that holds the wrapped nn.Module"
+            )
+        model = inner
+    return model

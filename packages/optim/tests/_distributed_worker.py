@@ -1,0 +1,97 @@
+"""One rank of test_distributed: DDP + ZeroRedundancyOptimizer built by build_optimizer.
+
+Run by ``runpy.run_path`` in a spawned process; the test passes ``RANK``, ``WORLD_SIZE``,
+``INIT_METHOD``, ``OUT_DIR`` and ``STEPS`` as globals. Also importable, for the single-process run.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from regtree_optim import build_optimizer
+
+PARAMWISE_CFG: dict[str, Any] = {
+    "bias_lr_mult": 2,
+    "norm_decay_mult": 0,
+    "custom_keys": {"2.": {"lr_mult": 0.5}},
+}
+OPTIMIZER_OPTIONS: dict[str, Any] = {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}
+BATCH = 8
+
+
+def make_model() -> nn.Module:
+    torch.manual_seed(0)
+    # LayerNorm, not BatchNorm: per-sample statistics make a sharded batch equal to the full one.
+    return nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Linear(8, 2))
+
+
+def make_batches(steps: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(1)
+    return [
+        (torch.randn(BATCH, 4, generator=generator), torch.randn(BATCH, 2, generator=generator))
+        for _ in range(steps)
+    ]
+
+
+def train(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batches: list[tuple[torch.Tensor, torch.Tensor]],
+    shard: slice,
+) -> None:
+    for inputs, targets in batches:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(inputs[shard]), targets[shard])
+        loss.backward()
+        optimizer.step()
+
+
+def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: int) -> None:
+    dist.init_process_group(
+        "gloo",
+        init_method=init_method,
+        rank=rank,
+        world_size=world_size,
+        timeout=datetime.timedelta(seconds=60),
+    )
+    try:
+        model = make_model()
+        ddp = nn.parallel.DistributedDataParallel(model)
+        cfg = {
+            "type": "ZeroRedundancyOptimizer",
+            "optimizer_type": "SGD",
+            **OPTIMIZER_OPTIONS,
+            "paramwise_cfg": PARAMWISE_CFG,
+        }
+        optimizer = build_optimizer(ddp, cfg)
+        per_rank = BATCH // world_size
+        train(ddp, optimizer, make_batches(steps), slice(rank * per_rank, (rank + 1) * per_rank))
+        names = {id(p): n for n, p in model.named_parameters()}
+        # The local optimizer holds the shard this rank updates, with its group's settings.
+        local_lrs = {
+            names[id(param)]: group["lr"]
+            for group in optimizer.optim.param_groups  # type: ignore[attr-defined]
+            for param in group["params"]
+        }
+        torch.save(
+            {
+                "type": type(optimizer).__name__,
+                "params": {n: p.detach().clone() for n, p in model.named_parameters()},
+                "group_lrs": {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]},
+                "local_lrs": local_lrs,
+            },
+            Path(out_dir) / f"rank{rank}.pt",
+        )
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__regtree_worker__":
+    run_rank(RANK, WORLD_SIZE, INIT_METHOD, OUT_DIR, STEPS)  # type: ignore[name-defined]  # noqa: F821

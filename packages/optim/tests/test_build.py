@@ -1,0 +1,147 @@
+"""build_optimizer, build_optimizer_constructor and custom constructors chosen by config."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any, ClassVar
+
+import pytest
+import torch
+from torch import nn
+
+from regtree import NotRegisteredError
+from regtree_optim import (
+    OPTIMIZER_BUILDERS,
+    DefaultOptimizerConstructor,
+    build_optimizer,
+    build_optimizer_constructor,
+)
+
+
+def test_caller_cfg_is_untouched(
+    model: nn.Module, sgd_cfg: dict[str, Any], custom_cfg: dict[str, Any]
+) -> None:
+    cfg = {**sgd_cfg, "paramwise_cfg": custom_cfg, "constructor": "DefaultOptimizerConstructor"}
+    before = copy.deepcopy(cfg)
+    build_optimizer(model, cfg)
+    assert cfg == before
+    assert cfg["paramwise_cfg"] is custom_cfg
+
+
+def test_build_optimizer_constructor_uses_the_builders_registry(sgd_cfg: dict[str, Any]) -> None:
+    constructor = build_optimizer_constructor(
+        {"type": "DefaultOptimizerConstructor", "optimizer_cfg": sgd_cfg}
+    )
+    assert isinstance(constructor, DefaultOptimizerConstructor)
+    assert OPTIMIZER_BUILDERS.get("DefaultOptimizerConstructor") is DefaultOptimizerConstructor
+
+
+def test_unknown_optimizer_type_is_not_registered(model: nn.Module) -> None:
+    with pytest.raises(NotRegisteredError, match=r"'SDG'.*Did you mean 'SGD'"):
+        build_optimizer(model, {"type": "SDG", "lr": 0.1})
+
+
+def test_custom_constructor_chosen_with_constructor_key(model: nn.Module) -> None:
+    class FrozenBackboneConstructor(DefaultOptimizerConstructor):
+        def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+            model.conv1.requires_grad_(False)
+            return super().__call__(model)
+
+    OPTIMIZER_BUILDERS.register_module(module=FrozenBackboneConstructor, force=True)
+    for constructor in ("FrozenBackboneConstructor", FrozenBackboneConstructor):
+        model.conv1.requires_grad_(True)
+        cfg = {"type": "SGD", "lr": 0.1, "constructor": constructor}
+        optimizer = build_optimizer(model, cfg)
+        assert not model.conv1.weight.requires_grad
+        assert len(optimizer.param_groups) == 1
+
+
+def test_subclass_declares_its_own_paramwise_key(model: nn.Module) -> None:
+    class BackboneLrConstructor(DefaultOptimizerConstructor):
+        paramwise_keys: ClassVar[tuple[str, ...]] = (
+            *DefaultOptimizerConstructor.paramwise_keys,
+            "backbone_lr_mult",
+        )
+
+        def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+            mult = self.paramwise_cfg.get("backbone_lr_mult", 1)
+            self.paramwise_cfg = {"custom_keys": {"conv": {"lr_mult": mult}}}
+            return super().__call__(model)
+
+    constructor = BackboneLrConstructor({"type": "SGD", "lr": 0.5}, {"backbone_lr_mult": 0.5})
+    optimizer = constructor(model)
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert lrs["conv1.weight"] == 0.5 * 0.5
+    assert lrs["bn.weight"] == 0.5
+    # A declared subclass still rejects typos.
+    with pytest.raises(ValueError, match=r"'backbone_lr_mul'.*did you mean 'backbone_lr_mult'"):
+        BackboneLrConstructor({"type": "SGD", "lr": 0.5}, {"backbone_lr_mul": 0.5})
+
+
+def test_mmcv_subclass_reading_undeclared_key_works_with_one_warning_per_key(
+    model: nn.Module,
+) -> None:
+    class MmcvStyleConstructor(DefaultOptimizerConstructor):
+        def add_params(
+            self,
+            params: list[dict[str, Any]],
+            module: nn.Module,
+            prefix: str = "",
+            is_dcn_module: bool | float | None = None,
+        ) -> None:
+            head_lr = self.base_lr * self.paramwise_cfg["head_lr_mult"]
+            for name, param in module.named_parameters():
+                group: dict[str, Any] = {"params": [param]}
+                if name.startswith(self.paramwise_cfg["head"]):
+                    group["lr"] = head_lr
+                params.append(group)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        constructor = MmcvStyleConstructor(
+            {"type": "SGD", "lr": 0.1}, {"head_lr_mult": 3, "head": "dcn."}
+        )
+        optimizer = constructor(model)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "'head'" in messages[0]
+    assert "'head_lr_mult' is not declared by MmcvStyleConstructor" in messages[1]
+    assert "paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys" in messages[1]
+    names = [n for g in optimizer.param_groups for n in g["param_names"]]
+    assert names == [n for n, _ in model.named_parameters()]
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert lrs["dcn.weight"] == 0.1 * 3
+    assert lrs["conv1.weight"] == 0.1
+
+
+def test_mmcv_subclass_calling_add_params_on_parts(model: nn.Module) -> None:
+    class PartsConstructor(DefaultOptimizerConstructor):
+        def add_params(
+            self,
+            params: list[dict[str, Any]],
+            module: nn.Module,
+            prefix: str = "",
+            is_dcn_module: bool | float | None = None,
+        ) -> None:
+            super().add_params(params, module.sub, prefix="sub")
+            super().add_params(params, module, prefix="")
+
+    constructor = PartsConstructor(
+        {"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2, "bypass_duplicate": True}
+    )
+    with pytest.warns(UserWarning, match="bypass_duplicate=True") as record:
+        optimizer = constructor(model)
+    assert len(record) == 5  # sub's five parameters, met again when the whole model is added
+    names = [g["param_names"] for g in optimizer.param_groups]
+    assert names[:5] == [
+        ["sub.param1"],
+        ["sub.conv1.weight"],
+        ["sub.conv1.bias"],
+        ["sub.gn.weight"],
+        ["sub.gn.bias"],
+    ]
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert lrs["sub.conv1.bias"] == 0.1 * 2
+    assert lrs["conv2.bias"] == 0.1 * 2
+    assert len(lrs) == len(list(model.parameters()))

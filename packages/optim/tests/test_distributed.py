@@ -1,0 +1,112 @@
+"""Two processes over gloo: DDP and ZeroRedundancyOptimizer built by build_optimizer."""
+
+from __future__ import annotations
+
+import multiprocessing
+import runpy
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+
+WORKER = Path(__file__).with_name("_distributed_worker.py")
+WORLD_SIZE = 2
+STEPS = 3
+JOIN_TIMEOUT_S = 120
+
+pytestmark = pytest.mark.skipif(
+    not (dist.is_available() and dist.is_gloo_available()),
+    reason="torch.distributed with gloo is not available",
+)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _run_ranks(out_dir: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    init_method = f"tcp://127.0.0.1:{_free_port()}"
+    processes = [
+        context.Process(
+            target=runpy.run_path,
+            args=(str(WORKER),),
+            kwargs={
+                "run_name": "__regtree_worker__",
+                "init_globals": {
+                    "RANK": rank,
+                    "WORLD_SIZE": WORLD_SIZE,
+                    "INIT_METHOD": init_method,
+                    "OUT_DIR": str(out_dir),
+                    "STEPS": STEPS,
+                },
+            },
+        )
+        for rank in range(WORLD_SIZE)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        for process in processes:
+            process.join(JOIN_TIMEOUT_S)
+    finally:
+        hung = [process for process in processes if process.is_alive()]
+        for process in hung:
+            process.kill()
+            process.join(10)
+    assert not hung, f"ranks still running after {JOIN_TIMEOUT_S}s were killed"
+    assert [process.exitcode for process in processes] == [0] * WORLD_SIZE
+
+
+def _single_process_run() -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    worker: dict[str, Any] = runpy.run_path(str(WORKER), run_name="__single__")
+    from regtree_optim import build_optimizer
+
+    model = worker["make_model"]()
+    cfg = {"type": "SGD", **worker["OPTIMIZER_OPTIONS"], "paramwise_cfg": worker["PARAMWISE_CFG"]}
+    optimizer = build_optimizer(model, cfg)
+    worker["train"](model, optimizer, worker["make_batches"](STEPS), slice(None))
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    return {n: p.detach() for n, p in model.named_parameters()}, lrs
+
+
+@pytest.mark.slow
+def test_ddp_zero_matches_single_process(tmp_path: Path) -> None:
+    _run_ranks(tmp_path)
+    results = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(WORLD_SIZE)]
+    assert {result["type"] for result in results} == {"ZeroRedundancyOptimizer"}
+
+    # Identical on both ranks, bit for bit.
+    for name, value in results[0]["params"].items():
+        assert torch.equal(value, results[1]["params"][name]), name
+
+    # Equal to one process on the whole batch (DDP averages the shards' gradients).
+    expected_params, expected_lrs = _single_process_run()
+    assert set(results[0]["params"]) == set(expected_params)
+    for name, value in expected_params.items():
+        torch.testing.assert_close(results[0]["params"][name], value, rtol=1e-5, atol=1e-6)
+
+    # Every parameter got its configured lr, in the exposed groups and in the shard that owns it.
+    lr = 0.1
+    configured = {
+        "0.weight": lr,
+        "0.bias": lr * 2,
+        "1.weight": lr,
+        "1.bias": lr,
+        "2.weight": lr * 0.5,
+        "2.bias": lr * 0.5,
+    }
+    assert expected_lrs == configured
+    for result in results:
+        assert result["group_lrs"] == configured
+    owned: dict[str, float] = {}
+    for result in results:
+        assert not set(owned) & set(result["local_lrs"])
+        owned.update(result["local_lrs"])
+    assert owned == configured

@@ -1,0 +1,91 @@
+"""explain(model): one row per parameter that agrees with the groups, printable as a table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from torch import nn
+
+from regtree_optim import DefaultOptimizerConstructor, Explanation, ParamRow
+
+
+@pytest.mark.parametrize("merge_groups", [True, False])
+@pytest.mark.parametrize("paramwise_fixture", ["rules_cfg", "custom_cfg"])
+def test_explain_agrees_with_the_groups(
+    request: pytest.FixtureRequest,
+    model: nn.Module,
+    sgd_cfg: dict[str, Any],
+    paramwise_fixture: str,
+    merge_groups: bool,
+) -> None:
+    paramwise = {**request.getfixturevalue(paramwise_fixture), "merge_groups": merge_groups}
+    constructor = DefaultOptimizerConstructor(sgd_cfg, paramwise)
+    rows = constructor.explain(model)
+    optimizer = constructor(model)
+    assert isinstance(rows, Explanation)
+    assert [row.name for row in rows] == [name for name, _ in model.named_parameters()]
+    params = dict(model.named_parameters())
+    for row in rows:
+        group = optimizer.param_groups[row.group]
+        assert row.name in group["param_names"]
+        assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
+        assert row.shape == tuple(params[row.name].shape)
+
+
+def test_explain_names_the_deciding_rule(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any], custom_cfg: dict[str, Any]
+) -> None:
+    model.conv1.requires_grad_(False)
+    rules = {
+        row.name: row.rule for row in DefaultOptimizerConstructor(sgd_cfg, rules_cfg).explain(model)
+    }
+    assert rules["conv1.weight"] == "frozen (optimizer defaults)"
+    assert rules["conv2.weight"] == "default"
+    assert rules["conv2.bias"] == "bias_lr_mult, bias_decay_mult"
+    assert rules["bn.weight"] == "norm_decay_mult"
+    assert rules["sub.conv1.bias"] == "bias_lr_mult, dwconv_decay_mult"
+    assert rules["dcn.conv_offset.bias"] == "dcn_offset_lr_mult"
+    custom = {
+        row.name: row.rule
+        for row in DefaultOptimizerConstructor(sgd_cfg, custom_cfg).explain(model)
+    }
+    assert custom["sub.gn.bias"] == "custom_keys['sub.gn']"
+    assert custom["sub.conv1.weight"] == "custom_keys['sub']"
+    assert custom["param1"] == "custom_keys['param1']"
+
+
+def test_explain_without_paramwise_cfg(model: nn.Module) -> None:
+    rows = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}).explain(model)
+    assert {row.group for row in rows} == {0}
+    # SGD's own default weight decay, since the config sets none.
+    assert {(row.lr, row.weight_decay) for row in rows} == {(0.1, 0)}
+    assert {row.rule for row in rows} == {"default (no paramwise_cfg)"}
+
+
+def test_explain_reports_none_for_options_the_optimizer_lacks(model: nn.Module) -> None:
+    rows = DefaultOptimizerConstructor({"type": "Rprop", "lr": 0.1}, {"bias_lr_mult": 2}).explain(
+        model
+    )
+    assert {row.weight_decay for row in rows} == {None}
+    assert {row.lr for row in rows if row.name.endswith("conv2.bias")} == {0.1 * 2}
+
+
+def test_explanation_prints_as_a_table(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any]
+) -> None:
+    rows = DefaultOptimizerConstructor(sgd_cfg, rules_cfg).explain(model)
+    lines = str(rows).splitlines()
+    assert lines[0].split() == ["group", "name", "shape", "lr", "weight_decay", "rule"]
+    assert set(lines[1]) <= {"-", " "}
+    assert len(lines) == len(rows) + 2
+    bias_line = next(line for line in lines if " conv2.bias " in line)
+    assert bias_line.split()[:5] == ["1", "conv2.bias", "(2,)", str(0.01 * 2), str(0.0001 * 0.5)]
+    assert "Explanation(14 parameters)" in repr(rows)
+
+
+def test_rows_are_immutable_records() -> None:
+    row = ParamRow(name="w", shape=(2,), lr=0.1, weight_decay=None, rule="default", group=0)
+    with pytest.raises(AttributeError):
+        row.lr = 0.2  # type: ignore[misc]
+    assert Explanation([row])[0] is row

@@ -1,0 +1,110 @@
+"""Group layout: one group without paramwise_cfg, merging, frozen parameters, param_names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from regtree_optim import build_optimizer
+
+
+@pytest.mark.parametrize("paramwise_cfg", [None, {}])
+def test_no_paramwise_cfg_gives_one_group(
+    model: nn.Module, sgd_cfg: dict[str, Any], paramwise_cfg: dict[str, Any] | None
+) -> None:
+    optimizer = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": paramwise_cfg})
+    assert len(optimizer.param_groups) == 1
+    (group,) = optimizer.param_groups
+    names, params = zip(*model.named_parameters(), strict=True)
+    assert group["param_names"] == list(names)
+    assert all(a is b for a, b in zip(group["params"], params, strict=True))
+    assert (group["lr"], group["weight_decay"], group["momentum"]) == (
+        sgd_cfg["lr"],
+        sgd_cfg["weight_decay"],
+        sgd_cfg["momentum"],
+    )
+
+
+def test_paramwise_cfg_without_effective_rules_gives_one_group(
+    model: nn.Module, sgd_cfg: dict[str, Any], reference_names: list[str]
+) -> None:
+    optimizer = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": {"bypass_duplicate": True}})
+    assert [g["param_names"] for g in optimizer.param_groups] == [reference_names]
+
+
+def test_every_group_carries_param_names_matching_params(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any]
+) -> None:
+    for merge in (True, False):
+        cfg = {**sgd_cfg, "paramwise_cfg": {**rules_cfg, "merge_groups": merge}}
+        optimizer = build_optimizer(model, cfg)
+        by_name = dict(model.named_parameters())
+        for group in optimizer.param_groups:
+            assert [by_name[n] for n in group["param_names"]] == group["params"]
+
+
+def test_frozen_parameters_keep_the_optimizer_defaults(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any]
+) -> None:
+    model.conv2.requires_grad_(False)
+    model.bn.weight.requires_grad_(False)
+    custom = {"conv2": {"lr_mult": 5}, "bn": {"decay_mult": 3}}
+    for merge in (True, False):
+        paramwise = {**rules_cfg, "custom_keys": custom, "merge_groups": merge}
+        optimizer = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": paramwise})
+        by_name = {n: g for g in optimizer.param_groups for n in g["param_names"]}
+        for name in ("conv2.weight", "conv2.bias", "bn.weight"):
+            assert (by_name[name]["lr"], by_name[name]["weight_decay"]) == (
+                sgd_cfg["lr"],
+                sgd_cfg["weight_decay"],
+            ), name
+        assert by_name["bn.bias"]["weight_decay"] == sgd_cfg["weight_decay"] * 3
+
+
+def test_merge_groups_keeps_model_order_within_and_first_appearance_across() -> None:
+    model = nn.Sequential(*[nn.Linear(2, 2) for _ in range(3)])
+    cfg = {"type": "SGD", "lr": 1.0, "paramwise_cfg": {"bias_lr_mult": 2}}
+    optimizer = build_optimizer(model, cfg)
+    assert [g["param_names"] for g in optimizer.param_groups] == [
+        ["0.weight", "1.weight", "2.weight"],
+        ["0.bias", "1.bias", "2.bias"],
+    ]
+    assert [g["lr"] for g in optimizer.param_groups] == [1.0, 2.0]
+
+
+def test_merge_groups_false_gives_one_group_per_parameter_in_model_order() -> None:
+    model = nn.Sequential(*[nn.Linear(2, 2) for _ in range(3)])
+    model[1].requires_grad_(False)
+    cfg = {"type": "SGD", "lr": 1.0, "paramwise_cfg": {"merge_groups": False}}
+    optimizer = build_optimizer(model, cfg)
+    assert [g["param_names"] for g in optimizer.param_groups] == [
+        [name] for name, _ in model.named_parameters()
+    ]
+
+
+def test_custom_options_merge_only_when_equal() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2))
+    custom = {
+        "0.": {"momentum": 0.5},
+        "1.": {"momentum": 0.5},
+        "2.": {"momentum": 0.7},
+    }
+    cfg = {"type": "SGD", "lr": 1.0, "momentum": 0.9, "paramwise_cfg": {"custom_keys": custom}}
+    optimizer = build_optimizer(model, cfg)
+    assert [(g["param_names"], g["momentum"]) for g in optimizer.param_groups] == [
+        (["0.weight", "0.bias", "1.weight", "1.bias"], 0.5),
+        (["2.weight", "2.bias"], 0.7),
+    ]
+
+
+def test_unhashable_custom_option_is_copied_into_the_group() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    betas = [0.8, 0.9]
+    cfg = {"type": "Adam", "lr": 1.0, "paramwise_cfg": {"custom_keys": {"1.": {"betas": betas}}}}
+    optimizer = build_optimizer(model, cfg)
+    assert [g["betas"] for g in optimizer.param_groups] == [(0.9, 0.999), betas]
+    model(torch.ones(1, 2)).sum().backward()
+    optimizer.step()

@@ -1,0 +1,124 @@
+"""SPEC 3.1: every config error is raised when the constructor is created, with a useful message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from regtree_optim import DefaultOptimizerConstructor
+
+SGD = {"type": "SGD", "lr": 0.1, "weight_decay": 0.01}
+
+
+def test_optimizer_cfg_must_be_a_mapping() -> None:
+    with pytest.raises(TypeError, match=r"optimizer_cfg must be a mapping.*\['SGD'\]"):
+        DefaultOptimizerConstructor(["SGD"])  # type: ignore[arg-type]
+
+
+def test_paramwise_cfg_must_be_a_mapping() -> None:
+    with pytest.raises(TypeError, match=r"paramwise_cfg must be a mapping.*'bias_lr_mult'"):
+        DefaultOptimizerConstructor(SGD, "bias_lr_mult")  # type: ignore[arg-type]
+
+
+def test_custom_keys_must_be_a_mapping() -> None:
+    with pytest.raises(TypeError, match=r"custom_keys'\] must be a mapping.*\['backbone'\]"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": ["backbone"]})
+
+
+def test_custom_keys_entry_must_be_a_mapping() -> None:
+    with pytest.raises(TypeError, match=r"\['custom_keys'\]\['backbone'\] must be a mapping"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"backbone": 0.1}})
+
+
+@pytest.mark.parametrize(
+    ("typo", "closest"),
+    [
+        ("bias_lr_mul", "bias_lr_mult"),
+        ("norm_decay", "norm_decay_mult"),
+        ("custom_key", "custom_keys"),
+        ("bypass_duplicates", "bypass_duplicate"),
+        ("merge_group", "merge_groups"),
+    ],
+)
+def test_unknown_paramwise_key_names_the_closest(typo: str, closest: str) -> None:
+    with pytest.raises(ValueError, match=rf"Unknown paramwise_cfg key '{typo}'.*'{closest}'"):
+        DefaultOptimizerConstructor(SGD, {typo: 1})
+
+
+@pytest.mark.parametrize(
+    "key", ["bias_decay_mult", "norm_decay_mult", "dwconv_decay_mult", "flat_decay_mult"]
+)
+def test_decay_mult_without_weight_decay(key: str) -> None:
+    with pytest.raises(ValueError, match=rf"{key}=0.5 but optimizer_cfg has no weight_decay"):
+        DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, {key: 0.5})
+
+
+@pytest.mark.parametrize("key", ["bias_lr_mult", "dcn_offset_lr_mult"])
+def test_lr_mult_without_lr(key: str) -> None:
+    with pytest.raises(ValueError, match=rf"{key}=2 but optimizer_cfg has no lr"):
+        DefaultOptimizerConstructor({"type": "SGD", "weight_decay": 0.1}, {key: 2})
+
+
+def test_custom_decay_mult_without_weight_decay() -> None:
+    with pytest.raises(ValueError, match=r"\['head'\] sets decay_mult=0 .*no weight_decay"):
+        DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 0.1}, {"custom_keys": {"head": {"decay_mult": 0}}}
+        )
+
+
+def test_custom_lr_mult_without_lr() -> None:
+    with pytest.raises(ValueError, match=r"\['head'\] sets lr_mult=2 .*no lr"):
+        DefaultOptimizerConstructor(
+            {"type": "Adafactor", "weight_decay": 0.1}, {"custom_keys": {"head": {"lr_mult": 2}}}
+        )
+
+
+def test_custom_entry_unknown_key_names_the_closest() -> None:
+    with pytest.raises(ValueError, match=r"unknown key 'lr_mul'; did you mean 'lr_mult'"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {"lr_mul": 2}}})
+
+
+def test_custom_entry_option_the_optimizer_lacks() -> None:
+    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts:.*momentum"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {"betas": (0.9, 0.99)}}})
+
+
+def test_custom_entry_option_the_optimizer_accepts() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "AdamW", "lr": 0.1}, {"custom_keys": {"head": {"betas": (0.8, 0.9)}}}
+    )
+    assert constructor.paramwise_cfg["custom_keys"]["head"] == {"betas": (0.8, 0.9)}
+
+
+@pytest.mark.parametrize("option", ["lr", "weight_decay", "params"])
+def test_custom_entry_may_not_set_rates_or_params(option: str) -> None:
+    with pytest.raises(ValueError, match=rf"sets '{option}', which an entry may not set"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {option: 0.5}}})
+
+
+@pytest.mark.parametrize("value", ["2", True, [2]])
+def test_multiplier_must_be_a_number(value: Any) -> None:
+    with pytest.raises(TypeError, match=r"paramwise_cfg\['bias_lr_mult'\] must be a number"):
+        DefaultOptimizerConstructor(SGD, {"bias_lr_mult": value})
+
+
+def test_flags_must_be_bools() -> None:
+    with pytest.raises(TypeError, match=r"paramwise_cfg\['merge_groups'\] must be True or False"):
+        DefaultOptimizerConstructor(SGD, {"merge_groups": "no"})
+
+
+def test_validation_happens_at_construction_not_at_call() -> None:
+    # No model is needed to find the error.
+    with pytest.raises(ValueError, match="Unknown paramwise_cfg key"):
+        DefaultOptimizerConstructor(SGD, {"bias_lr_multt": 2})
+
+
+def test_mmcv_attributes() -> None:
+    paramwise = {"bias_lr_mult": 2}
+    constructor = DefaultOptimizerConstructor(SGD, paramwise)
+    assert constructor.optimizer_cfg is SGD
+    assert constructor.paramwise_cfg is paramwise
+    assert (constructor.base_lr, constructor.base_wd) == (0.1, 0.01)
+    bare = DefaultOptimizerConstructor({"type": "Rprop"})
+    assert (bare.paramwise_cfg, bare.base_lr, bare.base_wd) == ({}, None, None)

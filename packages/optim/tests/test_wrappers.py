@@ -1,0 +1,103 @@
+"""Wrapped models are unwrapped: DataParallel, DDP, torch.compile and registered wrapper types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from regtree_optim import DefaultOptimizerConstructor, build_optimizer, register_wrapper_type
+
+# Importing torch._dynamo scripts a few helpers, which warns inside torch itself.
+_TORCH_JIT_DEPRECATION = "ignore:`torch\\.jit\\.\\w+` is deprecated:DeprecationWarning"
+
+
+def _names(optimizer: torch.optim.Optimizer) -> list[str]:
+    return [name for group in optimizer.param_groups for name in group["param_names"]]
+
+
+def test_data_parallel_is_unwrapped(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any], reference_names: list[str]
+) -> None:
+    wrapped = nn.DataParallel(model)
+    optimizer = build_optimizer(wrapped, {**sgd_cfg, "paramwise_cfg": rules_cfg})
+    assert sorted(_names(optimizer)) == sorted(reference_names)
+    plain = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": rules_cfg})
+    assert [g["param_names"] for g in optimizer.param_groups] == [
+        g["param_names"] for g in plain.param_groups
+    ]
+
+
+@pytest.mark.usefixtures("process_group")
+def test_distributed_data_parallel_is_unwrapped(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any], reference_names: list[str]
+) -> None:
+    wrapped = nn.parallel.DistributedDataParallel(model)
+    for paramwise in (rules_cfg, None):
+        optimizer = build_optimizer(wrapped, {**sgd_cfg, "paramwise_cfg": paramwise})
+        assert sorted(_names(optimizer)) == sorted(reference_names)
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+def test_torch_compile_module_is_unwrapped(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any], reference_names: list[str]
+) -> None:
+    compiled = torch.compile(model)
+    assert isinstance(compiled, nn.Module)
+    optimizer = build_optimizer(compiled, {**sgd_cfg, "paramwise_cfg": rules_cfg})
+    assert sorted(_names(optimizer)) == sorted(reference_names)
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+def test_nested_wrappers_are_all_unwrapped(model: nn.Module, reference_names: list[str]) -> None:
+    wrapped = torch.compile(nn.DataParallel(model))
+    assert isinstance(wrapped, nn.Module)
+    optimizer = build_optimizer(wrapped, {"type": "SGD", "lr": 0.1})
+    assert _names(optimizer) == reference_names
+
+
+def test_registered_wrapper_type_is_unwrapped(reference_names: list[str], model: nn.Module) -> None:
+    class EmaWrapper(nn.Module):
+        def __init__(self, inner: nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+    wrapped = EmaWrapper(model)
+    plain = build_optimizer(wrapped, {"type": "SGD", "lr": 0.1})
+    assert _names(plain) == [f"inner.{name}" for name in reference_names]
+    assert register_wrapper_type(EmaWrapper, attr="inner") is EmaWrapper
+    optimizer = build_optimizer(wrapped, {"type": "SGD", "lr": 0.1})
+    assert _names(optimizer) == reference_names
+
+
+def test_plain_model_with_child_named_module_is_not_unwrapped() -> None:
+    model = nn.Module()
+    model.module = nn.Linear(2, 2)
+    model.head = nn.Linear(2, 1)
+    optimizer = build_optimizer(model, {"type": "SGD", "lr": 0.1, "paramwise_cfg": {}})
+    assert _names(optimizer) == ["module.weight", "module.bias", "head.weight", "head.bias"]
+    rows = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2}).explain(
+        model
+    )
+    assert [row.name for row in rows] == _names(optimizer)
+
+
+def test_register_wrapper_type_checks_its_arguments() -> None:
+    with pytest.raises(TypeError, match=r"expects a class, got 'DataParallel'"):
+        register_wrapper_type("DataParallel")  # type: ignore[type-var]
+    with pytest.raises(TypeError, match=r"attr to be a non-empty str, got ''"):
+        register_wrapper_type(nn.Sequential, attr="")
+
+
+def test_wrapper_attribute_that_is_not_a_module() -> None:
+    class BrokenWrapper(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = nn.Linear(2, 2)
+            self.payload = "not a module"
+
+    register_wrapper_type(BrokenWrapper, attr="payload")
+    with pytest.raises(TypeError, match=r"BrokenWrapper is registered as a wrapper.*'payload'"):
+        build_optimizer(BrokenWrapper(), {"type": "SGD", "lr": 0.1})
