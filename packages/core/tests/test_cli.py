@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import sys
 import types
@@ -387,8 +388,9 @@ def test_find_root_registries_scans_regtree_and_plugin_modules(
 
 def test_main_loads_plugins_and_finds_the_model_tree(capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["tree", "--registry", "model", "--json"])
-    (tree,) = json.loads(capsys.readouterr().out)
-    assert status == 0
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    (tree,) = json.loads(out)
     assert (tree["name"], tree["scope"]) == ("model", "regtree")
 
 
@@ -424,3 +426,19 @@ def test_a_location_that_fails_to_import_exits_1_without_a_traceback(
     assert "ModuleNotFoundError: No module named 'regtree_cli_no_such'" in err
     assert "regtree: while importing location 'regtree_cli_no_such'" in err
     assert "Traceback" not in err
+
+
+class ClosedPipe(io.StringIO):
+    """A stdout whose reader has gone away, as with ``regtree list | head -1``."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_pipe_stops_quietly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    status = main(["list", "--registry", "thing"], roots=make_roots())
+    assert status == 1
+    assert capsys.readouterr().err == ""

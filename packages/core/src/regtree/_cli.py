@@ -79,6 +79,10 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other command-line tools do.
+        _detach_stdout()
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -541,3 +545,12 @@ def _print_exception(headline: str, exc: BaseException) -> None:
 
     print(headline, file=sys.stderr)
     print("".join(traceback.format_exception_only(exc)).rstrip(), file=sys.stderr)
+
+
+def _detach_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush cannot fail again."""
+    import os
+    from contextlib import suppress
+
+    with suppress(OSError, ValueError):  # stdout is not a real file (captured, closed)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = No
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other command-line tools do.
+        _detach_stdout()
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,3 +192,12 @@ def _explain(model: Any, optimizer_cfg: Mapping[str, Any]) -> Any:
             "explain(model) method; derive it from DefaultOptimizerConstructor to get one"
         )
     return explain(model)
+
+
+def _detach_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush cannot fail again."""
+    import os
+    from contextlib import suppress
+
+    with suppress(OSError, ValueError):  # stdout is not a real file (captured, closed)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
