@@ -45,3 +45,8 @@ def test_errors_survive_pickling_for_worker_processes(error: type[RegistryError]
     restored = pickle.loads(pickle.dumps(error("it went wrong")))
     assert type(restored) is error
     assert str(restored) == "it went wrong"
+
+
+@pytest.mark.parametrize("error", [RegistryError, NotRegisteredError, ScopeConflictError])
+def test_errors_are_named_by_their_public_module(error: type[RegistryError]) -> None:
+    assert f"{error.__module__}.{error.__qualname__}" == f"regtree.{error.__name__}"

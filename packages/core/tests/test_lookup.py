@@ -169,3 +169,23 @@ def test_a_failing_location_raises_with_a_note_and_is_retried(
             "regtree: while importing location 'loc_missing_module' of registry 'model' "
             "(scope 'loc')"
         ]
+
+
+def test_many_distinct_misses_never_hide_a_later_registration(tree: Tree) -> None:
+    keys = [f"Missing{number}" for number in range(5_000)]
+    assert all(tree.little.get(key) is None for key in keys)
+    assert all(tree.little.get(f"cat.{key}") is None for key in keys[:100])
+    late = tree.root.register_module(name=keys[-1], module=type("Late", (), {}))
+    early = tree.cat.register_module(name=keys[0], module=type("Early", (), {}))
+    assert tree.little.get(keys[-1]) is late
+    assert tree.little.get(f"cat.{keys[0]}") is early
+
+
+def test_a_new_child_is_reached_by_keys_that_missed_before(
+    tree: Tree, catalog: _plugins.PluginCatalog
+) -> None:
+    assert tree.lion.get("wolf.Wolf") is None
+    wolf: Registry[Any] = Registry("animal", parent=tree.dog, scope="wolf")
+    made = wolf.register_module(module=type("Wolf", (), {}))
+    assert tree.lion.get("wolf.Wolf") is made
+    assert tree.dog.get("wolf.Wolf") is made

@@ -31,3 +31,8 @@ class AlreadyRegisteredError(RegistryError, _PlainKeyError):
 
 class ScopeConflictError(RegistryError, ValueError):
     """A registry already has a child with the scope of a new child."""
+
+
+# Tracebacks and pickles name the public home of the classes: regtree.NotRegisteredError.
+for _error in (RegistryError, NotRegisteredError, AlreadyRegisteredError, ScopeConflictError):
+    _error.__module__ = "regtree"

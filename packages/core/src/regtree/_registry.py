@@ -27,7 +27,8 @@ else:
 
 __all__ = ["Registry", "registry_label"]
 
-_UNCACHED: Any = object()
+# What the lookup cache holds for a key that found nothing.
+_MISS: Any = object()
 # Lookups that leave the own dict (ancestors, other scopes, misses) are cached up to this many
 # keys per registry, so a stream of distinct missing keys cannot grow memory without bound.
 _CACHE_LIMIT = 4096
@@ -68,19 +69,20 @@ class Registry(Generic[T]):
         "__weakref__",
         "_build_func",
         "_cache",
+        "_cache_in_use",
         "_children",
         "_importing_locations",
         "_locations",
         "_locations_lock",
         "_locations_pending",
         "_lock",
+        "_members",
         "_module_dict",
         "_name",
         "_parent",
         "_root",
         "_scope",
         "_scope_index",
-        "_tree_version",
     )
 
     def __init__(
@@ -134,14 +136,16 @@ class Registry(Generic[T]):
         self._locations_pending = bool(self._locations)
         self._importing_locations = False
         self._locations_lock = RLock()
+        # The root's lock guards every change to its tree: entries, children, caches.
         self._lock = RLock()
-        # Scope -> first registry with that scope, breadth first from the root. Kept on the root
-        # only, replaced whole under the root's lock, so lookups read it without a lock.
+        # Kept on the root only. Scope -> first registry with that scope, breadth first from the
+        # root, replaced whole so that lookups read it without a lock; every registry of the tree.
         self._scope_index: dict[str, Registry[Any]] = {scope: self}
-        # Any change to the tree (an entry, a child) gives the root a new version object; the
-        # results of lookups that left the own dict are cached per registry for one version.
-        self._tree_version = object()
-        self._cache: tuple[object, dict[str, Callable[..., T] | None]] = (None, {})
+        self._members: list[Registry[Any]] = [self]
+        # Results of lookups that left the own dict (ancestors, other scopes, misses), until the
+        # tree changes; see _lookup and _invalidate_caches for why no lock is needed.
+        self._cache: dict[str, Callable[..., T]] = {}
+        self._cache_in_use = False
         if parent is not None:
             parent._adopt(self)
 
@@ -167,11 +171,25 @@ class Registry(Generic[T]):
                     "e.g. Registry(..., scope='mypackage')"
                 )
             self._children[child._scope] = child
+            root._members.append(child)
             index: dict[str, Registry[Any]] = {}
             for registry in root._walk():
                 index.setdefault(registry._scope, registry)
             root._scope_index = index
-            root._tree_version = object()
+            self._invalidate_caches()
+
+    def _invalidate_caches(self) -> None:
+        """Drop the lookup caches of the whole tree, after a change, under the root's lock.
+
+        A lookup takes its cache before it sets ``_cache_in_use`` and resolves after, so either
+        this method sees the flag and replaces that cache (the lookup's result is never read),
+        or the lookup set the flag after this check and so resolves after the change.
+        """
+        root = self._root
+        if root._cache_in_use:
+            root._cache_in_use = False
+            for member in root._members:
+                member._cache = {}
 
     def _walk(self) -> list[Registry[Any]]:
         """Return this registry and its descendants, breadth first."""
@@ -282,11 +300,9 @@ class Registry(Generic[T]):
             # A registered name never holds a dot, so a hit here is final.
             if found is not None:
                 return found
-            version, cache = self._cache
-            if version is self._root._tree_version:
-                found = cache.get(key, _UNCACHED)
-                if found is not _UNCACHED:
-                    return found
+            found = self._cache.get(key)
+            if found is not None:
+                return None if found is _MISS else found
         except TypeError:  # an unhashable key: _lookup raises the TypeError that explains
             pass
         return self._lookup(key)
@@ -297,17 +313,14 @@ class Registry(Generic[T]):
                 f"a key of {registry_label(self)} must be a str such as 'Net' or 'scope.Net', "
                 f"got {key!r}"
             )
-        # Take the version before resolving: if the tree changes meanwhile, the result lands
-        # in a cache that is already stale and is never read.
-        version = self._root._tree_version
-        state = self._cache
-        if state[0] is not version:
-            state = (version, {})
-            self._cache = state
+        # The order matters (see _invalidate_caches): take the cache, then say caches are in
+        # use, then resolve. A change to the tree after the first step replaces the cache, so
+        # a result computed before the change lands in a cache that is never read again.
+        cache = self._cache
+        self._root._cache_in_use = True
         found = self._resolve(key)
-        cache = state[1]
         if len(cache) < _CACHE_LIMIT:
-            cache[key] = found
+            cache[key] = _MISS if found is None else found
         return found
 
     def _resolve(self, key: str) -> Callable[..., T] | None:
@@ -455,19 +468,23 @@ class Registry(Generic[T]):
             names = _check_names(default, self)
             assert names is not None
         entries = self._module_dict
-        with self._lock:
+        clash: tuple[str, object] | None = None
+        with self._root._lock:
             if not force:
                 for name in names:
                     existing = entries.get(name)
                     if existing is not None and existing is not module:
-                        from ._diagnostics import describe_duplicate
+                        clash = (name, existing)
+                        break
+            if clash is None:
+                for name in names:
+                    entries[name] = module
+                self._invalidate_caches()
+        if clash is not None:
+            # Described outside the lock: describing runs the objects' own code (repr, getattr).
+            from ._diagnostics import describe_duplicate
 
-                        raise AlreadyRegisteredError(
-                            describe_duplicate(self, name, existing, module)
-                        )
-            for name in names:
-                entries[name] = module
-            self._root._tree_version = object()
+            raise AlreadyRegisteredError(describe_duplicate(self, clash[0], clash[1], module))
         return module
 
     # -- building ----------------------------------------------------------------------------
@@ -491,7 +508,7 @@ class Registry(Generic[T]):
 
     def validate(self, cfg: Mapping[str, Any]) -> list[Any]:
         """Return every problem in ``cfg`` without building anything (see ``regtree._validate``)."""
-        from ._validate import validate_config  # type: ignore[import-not-found, unused-ignore]
+        from ._validate import validate_config
 
         problems: list[Any] = validate_config(self, cfg)
         return problems
