@@ -7,6 +7,8 @@ Run by ``runpy.run_path`` in a spawned process; the test passes ``RANK``, ``WORL
 from __future__ import annotations
 
 import datetime
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,12 @@ def train(
 
 
 def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: int) -> None:
+    # Keep gloo on the loopback device: a host name resolving to another interface must not
+    # matter for a test that talks to 127.0.0.1 only.
+    if sys.platform.startswith("linux"):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    elif sys.platform == "darwin":
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo0")
     dist.init_process_group(
         "gloo",
         init_method=init_method,

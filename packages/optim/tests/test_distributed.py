@@ -15,7 +15,7 @@ import torch.distributed as dist
 WORKER = Path(__file__).with_name("_distributed_worker.py")
 WORLD_SIZE = 2
 STEPS = 3
-JOIN_TIMEOUT_S = 120
+JOIN_TIMEOUT_S = 90
 
 pytestmark = pytest.mark.skipif(
     not (dist.is_available() and dist.is_gloo_available()),
@@ -31,6 +31,16 @@ def _free_port() -> int:
 
 
 def _run_ranks(out_dir: Path) -> None:
+    # A second try covers the one race a free port has: another process taking it meanwhile.
+    attempts = 2
+    for _ in range(attempts):
+        exit_codes = _start_ranks(out_dir)
+        if exit_codes == [0] * WORLD_SIZE:
+            return
+    pytest.fail(f"ranks exited with {exit_codes} (None: killed after {JOIN_TIMEOUT_S}s), twice")
+
+
+def _start_ranks(out_dir: Path) -> list[int | None]:
     context = multiprocessing.get_context("spawn")
     init_method = f"tcp://127.0.0.1:{_free_port()}"
     processes = [
@@ -56,12 +66,12 @@ def _run_ranks(out_dir: Path) -> None:
         for process in processes:
             process.join(JOIN_TIMEOUT_S)
     finally:
-        hung = [process for process in processes if process.is_alive()]
-        for process in hung:
-            process.kill()
-            process.join(10)
-    assert not hung, f"ranks still running after {JOIN_TIMEOUT_S}s were killed"
-    assert [process.exitcode for process in processes] == [0] * WORLD_SIZE
+        # A rank still running after the timeout is killed: the test never hangs.
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(10)
+    return [process.exitcode for process in processes]
 
 
 def _single_process_run() -> tuple[dict[str, torch.Tensor], dict[str, float]]:

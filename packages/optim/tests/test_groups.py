@@ -108,3 +108,42 @@ def test_unhashable_custom_option_is_copied_into_the_group() -> None:
     assert [g["betas"] for g in optimizer.param_groups] == [(0.9, 0.999), betas]
     model(torch.ones(1, 2)).sum().backward()
     optimizer.step()
+
+
+class _SgdWithOwnAddParamGroup(torch.optim.SGD):
+    """An optimizer that overrides add_param_group, so its groups are never split afterwards."""
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        super().add_param_group(param_group)
+
+
+@pytest.mark.parametrize("paramwise_fixture", ["rules_cfg", "custom_cfg"])
+def test_one_group_per_parameter_is_the_same_however_it_is_built(
+    request: pytest.FixtureRequest,
+    model: nn.Module,
+    sgd_cfg: dict[str, Any],
+    paramwise_fixture: str,
+) -> None:
+    model.bn.requires_grad_(False)
+    paramwise = {**request.getfixturevalue(paramwise_fixture), "merge_groups": False}
+    split = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": paramwise})
+    added = build_optimizer(
+        model, {**sgd_cfg, "type": _SgdWithOwnAddParamGroup, "paramwise_cfg": paramwise}
+    )
+    assert len(split.param_groups) == len(added.param_groups) == len(list(model.parameters()))
+    for a, b in zip(split.param_groups, added.param_groups, strict=True):
+        assert list(a) == list(b)  # same keys, same order
+        assert {k: v for k, v in a.items() if k != "params"} == {
+            k: v for k, v in b.items() if k != "params"
+        }
+        assert a["params"][0] is b["params"][0]
+    assert split.state_dict()["param_groups"] == added.state_dict()["param_groups"]
+
+
+def test_lbfgs_keeps_its_single_group_rule() -> None:
+    cfg = {"type": "LBFGS", "lr": 1.0, "paramwise_cfg": {"merge_groups": False}}
+    one = nn.Module()
+    one.w = nn.Parameter(torch.ones(2))
+    assert len(build_optimizer(one, cfg).param_groups) == 1
+    with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
+        build_optimizer(nn.Linear(2, 2), cfg)

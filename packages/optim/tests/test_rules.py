@@ -230,3 +230,13 @@ def test_custom_key_matching_only_frozen_or_shadowed_names_does_not_warn() -> No
     optimizer = constructor(model)
     by_name = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
     assert by_name == {"0.weight": LR * 3, "0.bias": LR * 4, "1.weight": LR, "1.bias": LR}
+
+
+def test_custom_entry_option_lr_is_copied_over_the_multiplied_lr() -> None:
+    # Like mmengine, an option in the entry is copied into the group as given.
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    custom = {"1.": {"lr_mult": 2, "lr": 0.5, "weight_decay": 0.25}}
+    cfg = {"type": "SGD", "lr": LR, "weight_decay": WD, "paramwise_cfg": {"custom_keys": custom}}
+    settings = _settings(build_optimizer(model, cfg))
+    assert (settings["1.weight"]["lr"], settings["1.weight"]["weight_decay"]) == (0.5, 0.25)
+    assert (settings["0.weight"]["lr"], settings["0.weight"]["weight_decay"]) == (LR, WD)

@@ -91,10 +91,17 @@ def test_custom_entry_option_the_optimizer_accepts() -> None:
     assert constructor.paramwise_cfg["custom_keys"]["head"] == {"betas": (0.8, 0.9)}
 
 
-@pytest.mark.parametrize("option", ["lr", "weight_decay", "params"])
-def test_custom_entry_may_not_set_rates_or_params(option: str) -> None:
+@pytest.mark.parametrize("option", ["params", "param_names"])
+def test_custom_entry_may_not_set_the_parameters(option: str) -> None:
     with pytest.raises(ValueError, match=rf"sets '{option}', which an entry may not set"):
-        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {option: 0.5}}})
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {option: []}}})
+
+
+def test_custom_entry_weight_decay_needs_an_optimizer_that_has_it() -> None:
+    with pytest.raises(ValueError, match=r"unknown key 'weight_decay'.*options Rprop accepts"):
+        DefaultOptimizerConstructor(
+            {"type": "Rprop", "lr": 0.1}, {"custom_keys": {"head": {"weight_decay": 0.5}}}
+        )
 
 
 @pytest.mark.parametrize("value", ["2", True, [2]])

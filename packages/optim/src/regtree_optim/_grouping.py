@@ -122,6 +122,15 @@ class _RuleTable:
         return Decision.of(settings, ", ".join(applied) or _DEFAULT_RULE)
 
 
+def _module_decisions(
+    table: _RuleTable, module: nn.Module, module_prefix: str, in_dcn: bool
+) -> tuple[Decision, ...]:
+    kind = module_kind(type(module))
+    is_dw = kind.is_conv and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
+    offset = in_dcn and kind.is_conv2d and "conv_offset" in module_prefix
+    return table.for_module(kind.is_norm, is_dw, in_dcn, offset)
+
+
 def _duplicate(name: str, first: str, rules: ParamwiseRules) -> None:
     if not rules.bypass_duplicate:
         raise ValueError(
@@ -202,8 +211,8 @@ def plan_groups(
     groups: list[dict[str, Any]] = []
     group_params: list[list[torch.Tensor]] = []
     group_names: list[list[str]] = []
-    # Merge lookups go by decision object first (an int key), then by the settings' key.
-    index_by_decision: dict[int, int] = {}
+    # Merge lookups go by decision object first (identity hash), then by the settings' key.
+    index_by_decision: dict[Decision, int] = {}
     index_by_key: dict[Hashable, int] = {}
     # id(param) -> first name; the parameters stay alive in the model, so ids are stable here.
     seen: dict[int, str] = {id(param): "<a parameter placed earlier>" for param in taken}
@@ -213,17 +222,12 @@ def plan_groups(
     stack: list[tuple[str, nn.Module, bool]] = [(prefix, root, in_dcn)]
     while stack:
         module_prefix, module, module_in_dcn = stack.pop()
-        kind = module_kind(type(module))
         # _parameters and _modules are what named_parameters()/named_children() read; using them
         # directly keeps the walk linear and cheap.
         own = module._parameters
         if own:
-            is_dw = (
-                kind.is_conv
-                and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
-            )
-            offset = module_in_dcn and kind.is_conv2d and "conv_offset" in module_prefix
-            decisions = table.for_module(kind.is_norm, is_dw, module_in_dcn, offset)
+            # Looked up at the module's first new parameter: a shared module met again has none.
+            decisions: tuple[Decision, ...] | None = None
             for name, param in own.items():
                 if param is None:
                     continue
@@ -246,16 +250,18 @@ def plan_groups(
                             decided_keys.add(custom_rule.key)
                             break
                 if decision is None:
+                    if decisions is None:
+                        decisions = _module_decisions(table, module, module_prefix, module_in_dcn)
                     decision = decisions[(name == "bias") * 2 + (param.ndim == 1)]
 
-                index = index_by_decision.get(id(decision)) if merge else None
+                index = index_by_decision.get(decision) if merge else None
                 if index is None and merge:
                     index = index_by_key.get(decision.key)
                     if index is not None:
-                        index_by_decision[id(decision)] = index
+                        index_by_decision[decision] = index
                 if index is None:
                     index = len(groups)
-                    params_list = [param]
+                    params_list: list[torch.Tensor] = [param]
                     names_list = [full_name]
                     group_params.append(params_list)
                     group_names.append(names_list)
@@ -263,7 +269,7 @@ def plan_groups(
                         {"params": params_list, "param_names": names_list, **decision.settings}
                     )
                     if merge:
-                        index_by_decision[id(decision)] = index
+                        index_by_decision[decision] = index
                         index_by_key[decision.key] = index
                 else:
                     group_params[index].append(param)
@@ -273,7 +279,7 @@ def plan_groups(
 
         children = module._modules
         if children:
-            child_in_dcn = kind.is_dcn
+            child_in_dcn = module_kind(type(module)).is_dcn
             for child_name, child in reversed(children.items()):
                 if child is not None:
                     child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name

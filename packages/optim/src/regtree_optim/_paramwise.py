@@ -38,11 +38,8 @@ _MULT_KEYS: Final[tuple[str, ...]] = (
 )
 _BOOL_KEYS: Final[tuple[str, ...]] = ("bypass_duplicate", "merge_groups")
 _CUSTOM_MULTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult")
-# Options a custom_keys entry may not set directly: the rates come from multipliers so that every
-# result is exactly ``base * mult``, and the parameter lists are ours to fill.
+# Keys a custom_keys entry may not set: the parameter lists are the constructor's to fill.
 _CUSTOM_RESERVED: Final[dict[str, str]] = {
-    "lr": "use 'lr_mult' (the group's lr is the optimizer lr times lr_mult)",
-    "weight_decay": "use 'decay_mult' (the weight_decay is the optimizer's times decay_mult)",
     "params": "parameters are chosen by matching the key against parameter names",
     "param_names": "parameter names are filled in by the constructor",
 }
@@ -64,7 +61,8 @@ def _hashable(value: object) -> Hashable:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+# eq=False: decisions hash by identity, which makes them cheap dict keys while grouping.
+@dataclass(frozen=True, slots=True, eq=False)
 class Decision:
     """The settings one rule gives a parameter, and the key that merges equal settings.
 
