@@ -77,4 +77,4 @@ def test_an_unknown_scope_names_the_missing_distribution(run_python: RunPython) 
         """
     )
     assert "'demo_nowhere'" in result
-    assert "no installed distribution provides scope" in result.lower()
+    assert "no installed package provides scope 'demo_nowhere'" in result.lower()

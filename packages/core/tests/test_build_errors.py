@@ -192,8 +192,9 @@ def test_an_unknown_scope_lists_loaded_scopes_and_says_no_distribution_provides_
     assert str(caught.value) == (
         "'lino.Lion' is not registered in registry 'animal' (scope 'dog'). No registry in its "
         "tree has scope 'lino' (loaded scopes: animal, cat, dog, hound, lion, little_hound). "
-        "No installed distribution provides scope 'lino' (entry point group 'regtree.scopes'); "
-        "install the package that defines it. Did you mean scope 'lion'?"
+        "No installed package provides scope 'lino': no distribution advertises it in entry "
+        "point group 'regtree.scopes'; install the package that defines it. "
+        "Did you mean scope 'lion'?"
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from regtree import NotRegisteredError, _plugins, default_scope, load_plugins
 
-from .conftest import PLUGIN_SOURCE, MakeDistribution, PluginHost
+from .conftest import PLUGIN_HOST, PLUGIN_SOURCE, MakeDistribution, PluginHost
 
 
 def test_a_plugin_scope_is_discovered_lazily_and_imported_once(
@@ -84,10 +84,45 @@ def test_a_plugin_whose_import_fails_surfaces_the_import_error(
         plugin_host.root.get("plug_broken.Thing")
     assert caught.value.__notes__ == [note]
     assert not isinstance(caught.value, NotRegisteredError)
-    # Not remembered as a miss: the next lookup, and a build, raise the ImportError again.
-    with pytest.raises(ImportError, match="regtree_test_missing_dependency") as again:
-        plugin_host.root.build({"type": "plug_broken.Thing"})
-    assert again.value.__notes__ == [note]
+    # Never a miss, never imported twice: later lookups, builds and load_plugins() raise an
+    # ImportError naming the distribution, chained from the original error.
+    imports_before = sys.modules.get("plug_broken")
+    for attempt in (
+        lambda: plugin_host.root.build({"type": "plug_broken.Thing"}),
+        lambda: plugin_host.root.get("plug_broken.Other"),
+        load_plugins,
+    ):
+        with pytest.raises(
+            ImportError,
+            match=r"plugin for scope 'plug_broken' \(distribution 'regtree-plug-broken'\) "
+            r"failed to import earlier in this process: ModuleNotFoundError",
+        ) as again:
+            attempt()
+        assert again.value.__cause__ is caught.value
+        assert not isinstance(again.value, NotRegisteredError)
+    assert sys.modules.get("plug_broken") is imports_before
+
+
+def test_a_plugin_that_fails_after_creating_its_registry_is_never_a_miss(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    source = (
+        f"from {PLUGIN_HOST} import host\n"
+        "from regtree import Registry\n"
+        "HALF = Registry('model', parent=host.root)\n"
+        "HALF.register_module(module=dict, name='First')\n"
+        "raise RuntimeError('plugin failed after registering First')\n"
+    )
+    make_distribution("regtree-plug-half", {"plug_half": "plug_half"}, {"plug_half": source})
+    with pytest.raises(RuntimeError, match="plugin failed after registering First"):
+        plugin_host.root.get("plug_half.First")
+    # The half-made child stays in the tree, but its scope answers with the import error.
+    assert "plug_half" in plugin_host.root.children
+    for key in ("plug_half.First", "plug_half.Second"):
+        with pytest.raises(ImportError, match="plugin for scope 'plug_half'"):
+            plugin_host.root.get(key)
+    with pytest.raises(ImportError, match="failed to import earlier"):
+        plugin_host.root.build({"type": "plug_half.Second"})
 
 
 def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(

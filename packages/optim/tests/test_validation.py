@@ -26,6 +26,11 @@ def test_custom_keys_must_be_a_mapping() -> None:
         DefaultOptimizerConstructor(SGD, {"custom_keys": ["backbone"]})
 
 
+def test_custom_keys_none_is_not_a_mapping() -> None:
+    with pytest.raises(TypeError, match=r"custom_keys'\] must be a mapping.*None"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": None})
+
+
 def test_custom_keys_entry_must_be_a_mapping() -> None:
     with pytest.raises(TypeError, match=r"\['custom_keys'\]\['backbone'\] must be a mapping"):
         DefaultOptimizerConstructor(SGD, {"custom_keys": {"backbone": 0.1}})

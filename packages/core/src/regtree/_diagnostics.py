@@ -144,10 +144,10 @@ def _describe_missing_scope(registry: Registry[Any], scope: str) -> str:
         )
     else:
         text += (
-            f" No installed distribution provides scope {scope!r} (entry point group "
-            f"{catalog.group!r}); install the package that defines it."
+            f" No installed package provides scope {scope!r}: no distribution advertises it "
+            f"in entry point group {catalog.group!r}; install the package that defines it."
         )
-        near = closest(scope, [*loaded, *catalog.scopes()], count=3)
+        near = closest(scope, sorted({*loaded, *catalog.scopes()}), count=3)
         if near:
             text += " Did you mean scope " + ", ".join(map(repr, near)) + "?"
     return text

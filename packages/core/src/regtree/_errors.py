@@ -14,19 +14,22 @@ class RegistryError(Exception):
     """Base class of every error that regtree raises on its own account."""
 
 
-class _PlainKeyError(KeyError):
-    # KeyError.__str__ quotes its argument (it is meant to print a missing key); ours carry
-    # sentences, which should print as written.
+# KeyError.__str__ quotes its argument (it is meant to print a missing key); ours carry
+# sentences, which print as written.
+
+
+class NotRegisteredError(RegistryError, KeyError):
+    """A key names nothing in the registry tree it was looked up in."""
+
     def __str__(self) -> str:
         return Exception.__str__(self)
 
 
-class NotRegisteredError(RegistryError, _PlainKeyError):
-    """A key names nothing in the registry tree it was looked up in."""
-
-
-class AlreadyRegisteredError(RegistryError, _PlainKeyError):
+class AlreadyRegisteredError(RegistryError, KeyError):
     """A name is already bound to a different object and ``force`` was not given."""
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)
 
 
 class ScopeConflictError(RegistryError, ValueError):

@@ -1,8 +1,9 @@
 """Plugins: installed distributions that advertise a scope in entry-point group ``regtree.scopes``.
 
 Entry points are read lazily, the first time a lookup meets a scope that no registry in its tree
-has, and at most once per process; each advertised scope is imported at most once (a failed import
-is not remembered, so the next lookup raises the same kind of error again instead of a miss).
+has, and at most once per process; each advertised scope is imported at most once. A failed import
+is remembered: every later lookup under that scope raises an ImportError that names the
+distribution and chains the original error, never a miss, and the plugin is not run again.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ class PluginCatalog:
         group: The entry-point group to read.
     """
 
-    __slots__ = ("_advertised", "_group", "_loaded", "_lock")
+    __slots__ = ("_advertised", "_group", "_loaded", "_lock", "failed")
 
     def __init__(self, group: str = ENTRY_POINT_GROUP) -> None:
         self._group = group
         self._advertised: dict[str, list[EntryPoint]] | None = None
         self._loaded: set[str] = set()
         self._lock = RLock()
+        #: Scope -> (distribution, error) of each plugin whose import failed in this process.
+        self.failed: dict[str, tuple[str, BaseException]] = {}
 
     @property
     def group(self) -> str:
@@ -77,15 +80,41 @@ class PluginCatalog:
         """
         if scope in self._loaded:
             return True
+        if scope in self.failed:
+            self.raise_failure(scope)
         entries = self._entry_points().get(scope)
         if not entries:
             return False
         with self._lock:
+            if scope in self.failed:
+                self.raise_failure(scope)
             if scope not in self._loaded:
                 for entry in entries:
-                    _import_entry_point(entry, self._group)
+                    try:
+                        _import_entry_point(entry, self._group)
+                    except Exception as exc:
+                        self.failed[scope] = (_distribution_name(entry), exc)
+                        raise
                 self._loaded.add(scope)
         return True
+
+    def raise_failure(self, scope: str) -> None:
+        """Raise the ImportError for ``scope``, whose plugin failed to import earlier.
+
+        Raises:
+            ImportError: Always; chained from the plugin's original error.
+        """
+        distribution, original = self.failed[scope]
+        error = ImportError(
+            f"the plugin for scope {scope!r} (distribution {distribution!r}) failed to import "
+            f"earlier in this process: {type(original).__name__}: {original}; fix or reinstall "
+            f"it and start a new process (plugins are imported once)"
+        )
+        error.add_note(
+            f"regtree: scope {scope!r} is advertised by distribution {distribution!r} "
+            f"(entry point group {self._group!r})"
+        )
+        raise error from original
 
     def load_all(self) -> list[str]:
         """Import every advertised scope; return their names, sorted."""

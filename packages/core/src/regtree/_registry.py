@@ -268,6 +268,8 @@ class Registry(Generic[T]):
         Returns:
             ``('a', 'b.X')`` for ``'a.b.X'``; ``(None, 'X')`` for ``'X'``.
         """
+        if not isinstance(key, str):
+            raise TypeError(f"a key must be a str such as 'scope.Name', got {key!r}")
         scope, dot, rest = key.partition(".")
         if not dot:
             return None, key
@@ -346,6 +348,11 @@ class Registry(Generic[T]):
 
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
         """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
+        failed = _plugins.catalog.failed
+        if failed and scope in failed:
+            # A plugin that failed half-way may have left a registry behind: its scope still
+            # answers with the import error, never with a miss or a half-filled registry.
+            _plugins.catalog.raise_failure(scope)
         if scope == self._scope:
             return self
         child = self._children.get(scope)
@@ -434,6 +441,8 @@ class Registry(Generic[T]):
         if not isinstance(force, bool):
             raise TypeError(f"force must be a bool, got {force!r}")
         if module is not None:
+            if not callable(module):
+                self._register(module, None, force)  # raises the TypeError that explains
             return self._register(module, _check_names(name, self), force)
         if name is not None and not isinstance(name, (str, Sequence)) and callable(name):
             import warnings

@@ -288,11 +288,13 @@ def resolve_rules(
                 f"paramwise_cfg[{key!r}] must be True or False, got {paramwise_cfg[key]!r}"
             )
     _check_bases(paramwise_cfg, base_lr, base_wd)
-    custom_keys = paramwise_cfg.get("custom_keys")
+    # Present means checked: custom_keys=None is a TypeError, as in mmcv.
     custom = (
-        ()
-        if custom_keys is None
-        else _resolve_custom(custom_keys, base_lr, base_wd, accepted_options, optimizer_name)
+        _resolve_custom(
+            paramwise_cfg["custom_keys"], base_lr, base_wd, accepted_options, optimizer_name
+        )
+        if "custom_keys" in paramwise_cfg
+        else ()
     )
     return ParamwiseRules(
         base_lr=base_lr,
