@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["build_from_cfg"]
+__all__ = ["add_build_note", "build_from_cfg"]
 
 _MISSING: Any = object()
 
@@ -100,7 +100,7 @@ def build_from_cfg(
     try:
         return target(**kwargs)
     except Exception as exc:
-        _add_build_note(exc, obj_type, target, kwargs, registry)
+        add_build_note(exc, obj_type, target, kwargs, registry)
         raise
 
 
@@ -114,13 +114,14 @@ def _resolve_in_scope(registry: Registry[Any], key: str, scope: str) -> Callable
     return registry.get(key)
 
 
-def _add_build_note(
+def add_build_note(
     exc: Exception,
     obj_type: object,
     target: Callable[..., Any],
     kwargs: dict[str, Any],
     registry: Registry[Any],
 ) -> None:
+    """Add the note (PEP 678) that names this build level to ``exc``, in place."""
     note = f"regtree: while building {_describe_type(obj_type)} with {registry_label(registry)}"
     if isinstance(exc, TypeError):
         from ._diagnostics import describe_keyword_mismatch
