@@ -3,7 +3,7 @@
 Every worker starts at one barrier and the interpreter switches threads every microsecond, so
 registrations, forced replacements, new child registries, lookups and builds interleave as
 densely as CPython allows. Plugins are raced in a fresh interpreter, where the entry points of a
-throwaway distribution written into ``tmp_path`` are read for the first time.
+throwaway distribution (conftest's ``make_distribution``) are read for the first time.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -31,6 +29,9 @@ from regtree import (
     default_scope,
 )
 
+from .conftest import MakeDistribution
+
+R = TypeVar("R")
 THREADS = 8
 NAMES_PER_THREAD = 300
 CHILDREN = 60
@@ -57,11 +58,11 @@ def _labelled(label: str) -> Callable[..., str]:
     return entry
 
 
-def _run_together(workers: list[Callable[[], object]]) -> list[object]:
+def _run_together(workers: Sequence[Callable[[], R]]) -> list[R]:
     """Start every worker at one barrier; return their results, re-raising any worker's error."""
     barrier = threading.Barrier(len(workers))
 
-    def start(work: Callable[[], object]) -> object:
+    def start(work: Callable[[], R]) -> R:
         barrier.wait()
         return work()
 
@@ -127,14 +128,18 @@ def test_register_lookup_build_force_and_new_children_at_once() -> None:
     ]
     readers: list[Callable[[], object]] = [force_replace, look_up_and_build, look_up_and_build]
 
-    def writers_then_stop() -> list[object]:
+    registered_by_thread: list[list[str]] = []
+
+    def writers_then_stop() -> int:
         try:
-            return _run_together(writers)
+            names = _run_together(writers)
         finally:
             done.set()
+        registered_by_thread.extend(n for n in names[:-1] if isinstance(n, list))
+        return len(names)
 
-    results = _run_together([writers_then_stop, *readers])
-    registered_by_thread = results[0][:-1]  # type: ignore[index]
+    _run_together([writers_then_stop, *readers])
+    assert len(registered_by_thread) == THREADS - 3
 
     assert len(root) == 1 + sum(len(names) for names in registered_by_thread)
     order = list(root)
@@ -213,9 +218,9 @@ def test_default_scope_is_private_to_each_thread() -> None:
     root, scopes = _scoped_tree(THREADS)
     middle = threading.Barrier(THREADS)
 
-    def work(scope: str) -> Callable[[], object]:
-        def run() -> object:
-            seen = [current_scope()]
+    def work(scope: str) -> Callable[[], list[object]]:
+        def run() -> list[object]:
+            seen: list[object] = [current_scope()]
             with default_scope(scope):
                 middle.wait()  # every thread is inside its own block now
                 for _ in range(200):
@@ -323,31 +328,20 @@ print(json.dumps(results))
 """
 
 
-def _write_plugin_distribution(
-    root: Path, dist: str, entry_points: str, modules: dict[str, str]
+def test_plugin_loading_raced_from_threads_imports_it_once(
+    make_distribution: MakeDistribution,
 ) -> None:
-    """Write a distribution's metadata and modules into ``root``, a folder for ``sys.path``."""
-    info = root / f"{dist.replace('-', '_')}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
-    for module, source in modules.items():
-        (root / f"{module}.py").write_text(textwrap.dedent(source))
-
-
-def test_plugin_loading_raced_from_threads_imports_it_once(tmp_path: Path) -> None:
-    _write_plugin_distribution(
-        tmp_path,
+    site = make_distribution(
         "race-plugin-dist",
-        "[regtree.scopes]\nrace_plugin = race_plugin\n",
+        {"race_plugin": "race_plugin"},
         {"race_root": _RACE_ROOT, "race_plugin": _RACE_PLUGIN},
-    )
+    ).parent
     script = _RACE_SCRIPT.replace("THREADS", str(THREADS))
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(site)}
 
     done = subprocess.run(
         [sys.executable, "-W", "error", "-c", script],
-        cwd=tmp_path,
+        cwd=site,
         env=env,
         capture_output=True,
         text=True,
@@ -357,4 +351,4 @@ def test_plugin_loading_raced_from_threads_imports_it_once(tmp_path: Path) -> No
 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == ["Thing"] * THREADS
-    assert (tmp_path / "imports.log").read_text().splitlines() == ["imported"]
+    assert (site / "imports.log").read_text().splitlines() == ["imported"]

@@ -1,8 +1,9 @@
 """Faults (SPEC 2, 2.4): what a user sees when a plugin or a constructor fails, and what remains.
 
-Plugins fail in a fresh interpreter, where the entry points of a throwaway distribution written
-into ``tmp_path`` are read for the first time; the script prints what it observed as JSON and the
-test asserts on it. Constructors fail in-process, inside builds nested three levels deep.
+Plugins fail in a fresh interpreter, where the entry points of a throwaway distribution
+(conftest's ``make_distribution``) are read for the first time; the script prints what it
+observed as JSON and the test asserts on it. Constructors fail in-process, inside builds nested
+three levels deep.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import traceback
 from pathlib import Path
 from types import TracebackType
@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 
 from regtree import NotRegisteredError, Registry, current_scope
+
+from .conftest import MakeDistribution
 
 # -- plugins that fail --------------------------------------------------------------------------
 
@@ -40,6 +42,7 @@ def attempt(call):
             "raised": type(error).__name__,
             "message": str(error),
             "notes": getattr(error, "__notes__", []),
+            "cause": type(error.__cause__).__name__ if error.__cause__ else None,
             "not_registered": isinstance(error, NotRegisteredError),
         }
     return {"returned": getattr(found, "__qualname__", repr(found))}
@@ -56,19 +59,17 @@ print(json.dumps(report))
 """
 
 
-def _observe_plugin(tmp_path: Path, scope: str, module: str, source: str) -> dict[str, Any]:
-    """Install a one-module plugin for ``scope`` in ``tmp_path``; report how lookups of it went."""
-    info = tmp_path / f"{module}_dist-1.0.dist-info"
-    info.mkdir()
+def _observe_plugin(
+    make_distribution: MakeDistribution, scope: str, module: str, source: str
+) -> dict[str, Any]:
+    """Install a one-module plugin for ``scope``; report how lookups through it went."""
     dist = f"{module.replace('_', '-')}-dist"
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[regtree.scopes]\n{scope} = {module}\n")
-    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+    site = make_distribution(dist, {scope: module}, {module: source}).parent
     script = _OBSERVE.replace("SCOPE", scope).replace("MODULE", module)
     done = subprocess.run(
         [sys.executable, "-W", "error", "-c", script],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        cwd=site,
+        env={**os.environ, "PYTHONPATH": str(site)},
         capture_output=True,
         text=True,
         timeout=120,
@@ -92,16 +93,23 @@ def _observe_plugin(tmp_path: Path, scope: str, module: str, source: str) -> dic
     ],
 )
 def test_plugin_whose_import_raises_surfaces_that_error(
-    tmp_path: Path, source: str, raised: str, message: str
+    make_distribution: MakeDistribution, source: str, raised: str, message: str
 ) -> None:
-    report = _observe_plugin(tmp_path, "broken_scope", "broken_plugin", source)
+    report = _observe_plugin(make_distribution, "broken_scope", "broken_plugin", source)
 
-    # Every lookup through the scope raises the plugin's own error, never a miss.
+    # The first lookup through the scope raises the plugin's own error, named as it is.
+    first = report["first_get"]
+    assert (first["raised"], first["message"], first["cause"]) == (raised, message, None)
+    # Later lookups do not run the plugin again: an ImportError chained from the first error.
+    for attempt in ("second_get", "build"):
+        outcome = report[attempt]
+        assert outcome["raised"] == "ImportError", outcome
+        assert outcome["cause"] == raised
+        assert f"{raised}: {message}" in outcome["message"]
+        assert "failed to import earlier in this process" in outcome["message"]
     for attempt in ("first_get", "second_get", "build"):
         outcome = report[attempt]
-        assert outcome["raised"] == raised, outcome
-        assert outcome["message"] == message
-        assert not outcome["not_registered"]
+        assert not outcome["not_registered"]  # never reported as a miss
         notes = "\n".join(outcome["notes"])
         assert "broken-plugin-dist" in notes  # the distribution to blame
         assert "broken_scope" in notes
@@ -131,8 +139,8 @@ class Second:
 """
 
 
-def test_plugin_that_registers_half_then_raises(tmp_path: Path) -> None:
-    report = _observe_plugin(tmp_path, "half_scope", "half_plugin", _HALF_PLUGIN)
+def test_plugin_that_registers_half_then_raises(make_distribution: MakeDistribution) -> None:
+    report = _observe_plugin(make_distribution, "half_scope", "half_plugin", _HALF_PLUGIN)
 
     # The user sees the plugin's error, with a note naming the distribution and the scope.
     first = report["first_get"]
@@ -143,13 +151,14 @@ def test_plugin_that_registers_half_then_raises(tmp_path: Path) -> None:
     # stays in the tree with what it registered: regtree does not roll a module's work back.
     assert report["module_imported"] is False
     assert report["children"] == {"half_scope": ["First"]}
-    # The scope now exists in the tree, so later lookups find it there without importing again:
-    # the half-registered entry resolves, the missing one is reported as not registered.
-    assert report["second_get"] == {"returned": "First"}
-    build = report["build"]
-    assert build["raised"] == "NotRegisteredError"
-    assert build["not_registered"]
-    assert "half_scope.Second" in build["message"]
+    # That half-filled registry is never served: every later lookup under the scope raises an
+    # ImportError chained from the plugin's error, neither a miss nor the half-registered entry.
+    for attempt in ("second_get", "build"):
+        outcome = report[attempt]
+        assert outcome["raised"] == "ImportError", outcome
+        assert outcome["cause"] == "RuntimeError"
+        assert "RuntimeError: plugin failed after registering First" in outcome["message"]
+        assert not outcome["not_registered"]
 
 
 # -- constructors that fail inside nested builds ------------------------------------------------

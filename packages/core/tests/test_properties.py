@@ -361,7 +361,9 @@ _ANY_CFG_KEYS = st.one_of(_cfg_keys, _cfg_keys, st.integers())
 
 
 def _configs(with_type: bool) -> st.SearchStrategy[dict[object, object]]:
-    base = st.dictionaries(_ANY_CFG_KEYS, CONFIG_VALUES, max_size=5)
+    base: st.SearchStrategy[dict[object, object]] = st.dictionaries(
+        _ANY_CFG_KEYS, CONFIG_VALUES, max_size=5
+    )
     if not with_type:
         return base
     return st.builds(lambda cfg, type_: {**cfg, "type": type_}, base, TYPE_VALUES)
@@ -462,7 +464,7 @@ def test_build_properties(
     _register_build_targets(nodes)
     registry = nodes["pa"].registry
     wrapped = container(cfg)
-    cfg_copy_ids = _identities(wrapped)
+    cfg_ids = _identities(wrapped)
     defaults_ids = _identities(default_args)
     cfg_before = repr(wrapped)
     defaults_before = repr(default_args)
@@ -476,7 +478,7 @@ def test_build_properties(
     # Neither the config nor the defaults changed: same repr, same objects all the way down.
     assert repr(wrapped) == cfg_before
     assert repr(default_args) == defaults_before
-    assert _identities(wrapped) == cfg_copy_ids
+    assert _identities(wrapped) == cfg_ids
     assert _identities(default_args) == defaults_ids
     assert _snapshot(nodes) == before
     assert set(sys.modules) - modules_before == set()
@@ -484,13 +486,16 @@ def test_build_properties(
 
     if expected_error is None:
         assert error is None, f"unexpected {error!r}"
-        type_, kwargs = detail  # type: ignore[misc]
+        assert isinstance(detail, tuple)
+        type_, kwargs = detail
         if type_ is Point:
             assert isinstance(outcome, Point)
             assert outcome.x is kwargs.get("x")
             assert outcome.y is kwargs.get("y")
         elif isinstance(type_, functools.partial):
             assert outcome == {"fixed": 1, **kwargs}
+        elif type_ not in (record, unregistered_record):
+            assert outcome == type_.__name__  # an entry of the tree: it returns its label
         else:
             assert isinstance(outcome, dict)
             assert outcome.keys() == kwargs.keys()
@@ -744,7 +749,9 @@ SCOPE_ARGS = st.one_of(
     st.sampled_from(["pa", "pb", "c1", "c1", "", ".", "a.b", "ü"]),
     st.sampled_from([None, 3, b"pa", ["pa"]]),
 )
-PARENT_ARGS = st.sampled_from(["root", "child", None, "not a registry", 0, {}])
+PARENT_ARGS: st.SearchStrategy[object] = st.sampled_from(
+    ["root", "child", None, "not a registry", 0, {}]
+)
 # What `scope=None` infers for a registry created in this module.
 INFERRED_SCOPE = Registry("probe for the inferred scope").scope
 
@@ -859,7 +866,7 @@ def test_missing_type_with_keys_of_mixed_types_is_a_key_error() -> None:
     registry: Registry[Any] = Registry("mixed keys", scope="pmixed")
 
     with pytest.raises(KeyError, match='"type"'):
-        build_from_cfg({"": None, 0: None}, registry)
+        build_from_cfg({"": None, 0: None}, registry)  # type: ignore[dict-item]
 
 
 def test_non_str_key_for_a_class_keeps_python_s_type_error() -> None:
