@@ -113,7 +113,7 @@ def test_validate_reports_the_three_planted_mistakes(tmp_path: Path) -> None:
         "model.backbone.out_channels",
     ]
     assert "'TinyDetectr'" in lines[0]
-    assert "'TinyDetector'" in lines[0]
+    assert "Did you mean 'demo_det.TinyDetector'?" in lines[0]
     assert "did you mean 'kernel_size'?" in lines[1]
     assert "needs 'out_channels'" in lines[2]
     assert lines[-1] == f"{path} [model]: 3 problems"

@@ -280,7 +280,7 @@ def test_validate_reports_every_problem_with_its_path_and_exits_1(
     ]
     assert "did you mean 'depth'?" in lines[1]
     assert "'Bdy'" in lines[2]
-    assert "'Body'" in lines[2]
+    assert "Did you mean 'toycls.Body'?" in lines[2]
     assert lines[-1] == f"{path} [model]: 3 problems"
 
 

@@ -128,7 +128,8 @@ def describe_miss(registry: Registry[Any], key: str, active_scope: str | None = 
     if node is registry:
         where = " or its ancestors" if registry.parent is not None else ""
         return f"{head}{where}.{_suggest(rest, registry)}"
-    return f"{head}: {registry_label(node)} has no {rest!r}.{_suggest(rest, node)}"
+    # Suggest keys as the caller would write them from ``registry`` ('demo_det.Net', not 'Net').
+    return f"{head}: {registry_label(node)} has no {rest!r}.{_suggest(rest, registry)}"
 
 
 def _describe_missing_scope(registry: Registry[Any], scope: str) -> str:
