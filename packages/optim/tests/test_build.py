@@ -29,6 +29,37 @@ def test_caller_cfg_is_untouched(
     assert cfg["paramwise_cfg"] is custom_cfg
 
 
+class _MutatingConstructor(DefaultOptimizerConstructor):
+    """Mutates the nested configs it receives, as some constructors written for mmcv do."""
+
+    def __init__(
+        self, optimizer_cfg: dict[str, Any], paramwise_cfg: dict[str, Any] | None = None
+    ) -> None:
+        assert paramwise_cfg is not None
+        paramwise_cfg["custom_keys"]["param1"]["lr_mult"] = 1000
+        paramwise_cfg["custom_keys"]["sub"].pop("decay_mult")
+        paramwise_cfg.pop("norm_decay_mult")
+        optimizer_cfg["lr"] = 123.0
+        super().__init__(optimizer_cfg, paramwise_cfg)
+
+
+def test_build_optimizer_deep_copies_for_a_mutating_constructor(
+    model: nn.Module, sgd_cfg: dict[str, Any], custom_cfg: dict[str, Any]
+) -> None:
+    OPTIMIZER_BUILDERS.register_module(module=_MutatingConstructor, force=True)
+    cfg = {**sgd_cfg, "paramwise_cfg": custom_cfg, "constructor": "_MutatingConstructor"}
+    before = copy.deepcopy(cfg)
+    optimizer = build_optimizer(model, cfg)
+    # The constructor's mutations took effect on its own copy ...
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert lrs["param1"] == 123.0 * 1000
+    # ... and never reached the caller's config, at any depth.
+    assert cfg == before
+    assert custom_cfg["custom_keys"]["param1"] == {"lr_mult": 10}
+    assert custom_cfg["custom_keys"]["sub"] == {"lr_mult": 0.1, "decay_mult": 0}
+    assert custom_cfg["norm_decay_mult"] == 0.5
+
+
 def test_build_optimizer_constructor_uses_the_builders_registry(sgd_cfg: dict[str, Any]) -> None:
     constructor = build_optimizer_constructor(
         {"type": "DefaultOptimizerConstructor", "optimizer_cfg": sgd_cfg}

@@ -80,3 +80,74 @@ def test_many_shared_parameters_are_all_reported() -> None:
         optimizer = build_optimizer(model, cfg)
     assert len(caught) == count - 1
     assert optimizer.param_groups[0]["param_names"] == ["p0"]
+
+
+def test_custom_key_matching_only_a_skipped_duplicate_does_not_warn() -> None:
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = nn.Linear(2, 2)
+    model.b.weight = model.a.weight
+    cfg = {
+        "type": "SGD",
+        "lr": 0.1,
+        "paramwise_cfg": {"bypass_duplicate": True, "custom_keys": {"b.weight": {"lr_mult": 2}}},
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimizer = build_optimizer(model, cfg)
+    assert [str(w.message) for w in caught] == [
+        "Parameter 'b.weight' is the same tensor as 'a.weight'; it is skipped because "
+        "bypass_duplicate=True."
+    ]
+    # The key decides nothing: the tensor is placed under its first name, 'a.weight'.
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert lrs == {"a.weight": 0.1, "a.bias": 0.1, "b.bias": 0.1}
+
+
+def test_custom_key_matching_no_name_still_warns_with_duplicates() -> None:
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = model.a
+    cfg = {
+        "type": "SGD",
+        "lr": 0.1,
+        "paramwise_cfg": {"bypass_duplicate": True, "custom_keys": {"c.weight": {"lr_mult": 2}}},
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_optimizer(model, cfg)
+    unmatched = [str(w.message) for w in caught if "matches no parameter" in str(w.message)]
+    assert len(unmatched) == 1
+    assert "custom_keys key 'c.weight'" in unmatched[0]
+
+
+def test_merge_groups_false_with_duplicates_and_frozen_parameters() -> None:
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.frozen = nn.Linear(2, 2)
+    model.frozen.requires_grad_(False)
+    model.b = nn.Linear(2, 2)
+    model.b.weight = model.a.weight
+    model.again = model.frozen  # a shared frozen module: both parameters are skipped
+    cfg = {
+        "type": "SGD",
+        "lr": 0.1,
+        "weight_decay": 0.01,
+        "paramwise_cfg": {"bypass_duplicate": True, "merge_groups": False, "bias_lr_mult": 2},
+    }
+    with pytest.warns(UserWarning, match="is the same tensor as") as record:
+        optimizer = build_optimizer(model, cfg)
+    assert len(record) == 3
+    expected = [
+        ("a.weight", model.a.weight, 0.1),
+        ("a.bias", model.a.bias, 0.1 * 2),
+        ("frozen.weight", model.frozen.weight, 0.1),
+        ("frozen.bias", model.frozen.bias, 0.1),
+        ("b.bias", model.b.bias, 0.1 * 2),
+    ]
+    assert len(optimizer.param_groups) == len(expected)
+    for group, (name, param, lr) in zip(optimizer.param_groups, expected, strict=True):
+        assert group["param_names"] == [name]
+        assert len(group["params"]) == 1
+        assert group["params"][0] is param
+        assert (group["lr"], group["weight_decay"]) == (lr, 0.01)

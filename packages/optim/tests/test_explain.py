@@ -89,3 +89,25 @@ def test_rows_are_immutable_records() -> None:
     with pytest.raises(AttributeError):
         row.lr = 0.2  # type: ignore[misc]
     assert Explanation([row])[0] is row
+
+
+@pytest.mark.filterwarnings("ignore:`torch\\.jit\\.\\w+` is deprecated:DeprecationWarning")
+@pytest.mark.usefixtures("process_group")
+@pytest.mark.parametrize("merge_groups", [True, False])
+def test_explain_agrees_with_the_groups_under_zero(
+    model: nn.Module, rules_cfg: dict[str, Any], merge_groups: bool
+) -> None:
+    cfg = {"type": "ZeroRedundancyOptimizer", "optimizer_type": "AdamW", "lr": 0.01}
+    constructor = DefaultOptimizerConstructor(
+        {**cfg, "weight_decay": 0.1}, {**rules_cfg, "merge_groups": merge_groups}
+    )
+    rows = constructor.explain(model)
+    optimizer = constructor(model)
+    assert [row.name for row in rows] == [name for name, _ in model.named_parameters()]
+    params = dict(model.named_parameters())
+    for row in rows:
+        group = optimizer.param_groups[row.group]
+        assert row.name in group["param_names"]
+        assert any(p is params[row.name] for p in group["params"])
+        assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
+    assert len({row.group for row in rows}) == len(optimizer.param_groups)

@@ -101,3 +101,42 @@ def test_zero_custom_option_is_checked_against_the_local_optimizer() -> None:
     cfg = {"type": "ZeroRedundancyOptimizer", "optimizer_type": "SGD", "lr": 0.1}
     with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts"):
         DefaultOptimizerConstructor(cfg, {"custom_keys": {"head": {"betas": (0.9, 0.9)}}})
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+@pytest.mark.usefixtures("process_group")
+@pytest.mark.parametrize("local", ["SGD", torch.optim.SGD])
+def test_zero_redundancy_optimizer_accepts_torchs_optimizer_class_keyword(local: object) -> None:
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    model = nn.Linear(3, 1)
+    cfg = {"type": "ZeroRedundancyOptimizer", "optimizer_class": local, "lr": 0.1}
+    optimizer = build_optimizer(model, {**cfg, "paramwise_cfg": {"bias_lr_mult": 2}})
+    assert isinstance(optimizer, ZeroRedundancyOptimizer)
+    assert type(optimizer.optim) is torch.optim.SGD
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert lrs == {"weight": 0.1, "bias": 0.1 * 2}
+    # The local optimizer's options are checked with optimizer_class= too.
+    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts"):
+        DefaultOptimizerConstructor(cfg, {"custom_keys": {"bias": {"betas": (0.9, 0.9)}}})
+    # torch's own positional form goes through the registered factory as well.
+    factory = OPTIMIZERS.get("ZeroRedundancyOptimizer")
+    assert factory is not None
+    assert isinstance(factory(model.parameters(), local, lr=0.1).optim, torch.optim.SGD)
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+def test_zero_redundancy_optimizer_needs_exactly_one_local_optimizer() -> None:
+    factory = OPTIMIZERS.get("ZeroRedundancyOptimizer")
+    assert factory is not None
+    assert factory.__name__ == factory.__qualname__ == "ZeroRedundancyOptimizer"
+    assert "factory" in (factory.__doc__ or "")
+    params = list(nn.Linear(2, 2).parameters())
+    with pytest.raises(TypeError, match=r"got both of optimizer_type and optimizer_class"):
+        factory(params, optimizer_type="SGD", optimizer_class=torch.optim.SGD, lr=0.1)
+    with pytest.raises(TypeError, match=r"got neither.*registry 'optimizer' \(scope"):
+        factory(params, lr=0.1)
+    with pytest.raises(ValueError, match=r"optimizer_class='ZeroRedundancyOptimizer' is a Zero"):
+        factory(params, optimizer_class="ZeroRedundancyOptimizer", lr=0.1)
+    with pytest.raises(NotRegisteredError, match=r"optimizer_class='SDG' is not registered"):
+        factory(params, optimizer_class="SDG", lr=0.1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 import pytest
@@ -163,6 +165,67 @@ def test_dcn_children_skip_bias_rules_and_offset_needs_conv2d(dcn_type: type[nn.
     # A grandchild is no longer inside the dcn: its bias follows the bias rules again.
     assert settings["dcn.extra.conv_offset.bias"]["lr"] == LR * 2
     assert settings["dcn.extra.conv_offset.bias"]["weight_decay"] == WD * 0.5
+
+
+def _fake_torchvision_deform_conv(monkeypatch: pytest.MonkeyPatch) -> type[nn.Module]:
+    """Put a fake ``torchvision.ops.DeformConv2d`` in ``sys.modules``, as importing it would."""
+
+    class DeformConv2d(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(4, 3, 3, 3))
+            self.bias = nn.Parameter(torch.zeros(4))
+            self.conv_offset = nn.Conv2d(3, 18, 3)
+
+    torchvision = types.ModuleType("torchvision")
+    ops = types.ModuleType("torchvision.ops")
+    ops.DeformConv2d = DeformConv2d  # type: ignore[attr-defined]
+    torchvision.ops = ops  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torchvision", torchvision)
+    monkeypatch.setitem(sys.modules, "torchvision.ops", ops)
+    return DeformConv2d
+
+
+def test_torchvision_deform_conv_counts_as_a_deformable_conv(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deform_conv2d = _fake_torchvision_deform_conv(monkeypatch)
+
+    class Subclass(deform_conv2d):  # type: ignore[misc,valid-type]
+        pass
+
+    model = nn.Sequential(deform_conv2d(), Subclass(), nn.Conv2d(3, 3, 1))
+    model[2].add_module("conv_offset", nn.Conv2d(3, 3, 1))  # not inside a deformable conv
+    cfg = {
+        "type": "SGD",
+        "lr": LR,
+        "weight_decay": WD,
+        "paramwise_cfg": {"bias_lr_mult": 2, "bias_decay_mult": 0.5, "dcn_offset_lr_mult": 0.1},
+    }
+    settings = _settings(build_optimizer(model, cfg))
+    for dcn in ("0", "1"):
+        # The deformable conv's own bias is not inside it: the bias rules apply.
+        assert (settings[f"{dcn}.bias"]["lr"], settings[f"{dcn}.bias"]["weight_decay"]) == (
+            LR * 2,
+            WD * 0.5,
+        )
+        # Its conv_offset child: offset lr for weight and bias, no bias decay rule.
+        for name in ("weight", "bias"):
+            offset = settings[f"{dcn}.conv_offset.{name}"]
+            assert (offset["lr"], offset["weight_decay"]) == (LR * 0.1, WD)
+    plain = settings["2.conv_offset.bias"]
+    assert (plain["lr"], plain["weight_decay"]) == (LR * 2, WD * 0.5)
+
+
+def test_a_class_named_deform_conv2d_outside_torchvision_is_not_a_deformable_conv() -> None:
+    class DeformConv2d(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv_offset = nn.Conv2d(3, 18, 3)
+
+    cfg = {"type": "SGD", "lr": LR, "paramwise_cfg": {"dcn_offset_lr_mult": 0.1}}
+    settings = _settings(build_optimizer(DeformConv2d(), cfg))
+    assert settings["conv_offset.weight"]["lr"] == LR
 
 
 def test_custom_keys_longest_first_then_alphabetical() -> None:

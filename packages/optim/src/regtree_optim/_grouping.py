@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import warnings
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
@@ -154,7 +155,7 @@ def _warn_unmatched(
     prefix: str,
 ) -> None:
     # Only keys that decided nothing need a scan (typos, keys shadowed by longer ones, keys that
-    # match frozen parameters only), so the walk itself pays nothing for this check.
+    # match frozen parameters or skipped duplicates only), so the walk pays nothing for this.
     remaining = [rule.key for rule in custom if rule.key not in decided_keys]
     if not remaining:
         return
@@ -216,6 +217,9 @@ def plan_groups(
     index_by_key: dict[Hashable, int] = {}
     # id(param) -> first name; the parameters stay alive in the model, so ids are stable here.
     seen: dict[int, str] = {id(param): "<a parameter placed earlier>" for param in taken}
+    taken_ids = set(seen)
+    # Names of skipped duplicates: still parameter names, so custom keys matching them are used.
+    duplicate_names: list[str] = []
 
     # Stack of (prefix, module, is a direct child of a deformable conv); children are pushed in
     # reverse so that they pop in order.
@@ -236,6 +240,7 @@ def plan_groups(
                 first = seen.get(param_id)
                 if first is not None:
                     _duplicate(full_name, first, rules)
+                    duplicate_names.append(full_name)
                     continue
                 seen[param_id] = full_name
 
@@ -285,5 +290,7 @@ def plan_groups(
                     child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
                     stack.append((child_prefix, child, child_in_dcn))
 
-    _warn_unmatched(root, custom, decided_keys, seen.values(), prefix)
+    # Every parameter name counts, skipped duplicates included; read only if a key decided nothing.
+    names = (name for param_id, name in seen.items() if param_id not in taken_ids)
+    _warn_unmatched(root, custom, decided_keys, itertools.chain(names, duplicate_names), prefix)
     return GroupPlan(groups=groups, placements=placements)

@@ -15,8 +15,10 @@ from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["OptimizerInfo", "describe_optimizer", "resolve_optimizer_type"]
 
-# Optimizers that wrap another one -> the config key naming the wrapped optimizer's type.
-_WRAPPED_TYPE_KEYS: dict[object, str] = {ZeroRedundancyOptimizer: "optimizer_type"}
+# Optimizers that wrap another one -> the config keys that may name the wrapped optimizer's type.
+_WRAPPED_TYPE_KEYS: dict[object, tuple[str, ...]] = {
+    ZeroRedundancyOptimizer: ("optimizer_type", "optimizer_class")
+}
 
 
 def resolve_optimizer_type(optimizer_type: object, key: str = "type") -> Callable[..., Any]:
@@ -72,8 +74,11 @@ def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:
         cls = resolve_optimizer_type(optimizer_cfg.get("type"))
     except (NotRegisteredError, TypeError):
         return OptimizerInfo(name=repr(optimizer_cfg.get("type")), options=None)
-    wrapped_key = _WRAPPED_TYPE_KEYS.get(cls)
-    if wrapped_key is not None:
+    wrapped_keys = _WRAPPED_TYPE_KEYS.get(cls, ())
+    wrapped_key = next((key for key in wrapped_keys if key in optimizer_cfg), None)
+    if wrapped_keys:
+        if wrapped_key is None:
+            return OptimizerInfo(name=_name_of(cls), options=None)
         try:
             cls = resolve_optimizer_type(optimizer_cfg.get(wrapped_key), wrapped_key)
         except (NotRegisteredError, TypeError):
