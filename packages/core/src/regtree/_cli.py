@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
+from functools import partial
 
 from ._config import ConfigError, load_config
 from ._registry import Registry
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["find_root_registries", "main"]
 
 PROG = "regtree"
+COMMANDS = ("tree", "list", "show", "validate", "build")
 DEFAULT_TREE = "model"
 DEFAULT_SECTION = "model"
 
@@ -45,16 +47,9 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
         command line or an unreadable config file.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    try:
-        _check_command(arguments)
-        options = parser.parse_args(arguments)
-    except UsageError as exc:
-        parser.print_usage(sys.stderr)
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # argparse has printed the help or the error
-        return exc.code if isinstance(exc.code, int) else 2
+    options = parse_command_line(PROG, build_parser(), arguments, COMMANDS)
+    if isinstance(options, int):
+        return options
     if getattr(options, "config", None) is not None:
         # Read the file before importing plugins: a bad file fails at once, before torch loads.
         try:
@@ -74,10 +69,60 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
         _print_exception(f"{PROG}: error: importing a plugin or a registry location failed:", exc)
         return 1
     handler: Callable[[argparse.Namespace, Sequence[Registry[Any]]], int] = options.handler
+    return run_command(PROG, partial(handler, options, roots))
+
+
+def parse_command_line(
+    prog: str,
+    parser: argparse.ArgumentParser,
+    arguments: Sequence[str],
+    commands: Sequence[str],
+    *,
+    hint_cutoff: float = 0.6,
+) -> argparse.Namespace | int:
+    """Parse a command line whose first word names one of ``commands``.
+
+    An unknown command is reported in one line with the closest command, before argparse sees it.
+
+    Args:
+        prog: The program name, which starts the error line.
+        parser: The program's argument parser.
+        arguments: The arguments, without the program name.
+        commands: The subcommands ``parser`` knows.
+        hint_cutoff: How similar (0 to 1) an unknown command must be to a known one to be
+            suggested.
+
+    Returns:
+        The parsed options, or the exit status when there is nothing to run: 0 after ``--help``,
+        2 after a usage error (already printed).
+    """
     try:
-        return handler(options, roots)
+        _check_command(arguments, commands, hint_cutoff)
+        return parser.parse_args(arguments)
     except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        parser.print_usage(sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # argparse has printed the help or the error
+        return exc.code if isinstance(exc.code, int) else 2
+
+
+def run_command(prog: str, command: Callable[[], int]) -> int:
+    """Run a parsed command and turn the failures every command shares into exit statuses.
+
+    Args:
+        prog: The program name, which starts the error line.
+        command: Runs the command and returns its exit status; raises ``UsageError`` for an input
+            it cannot act on.
+
+    Returns:
+        The command's exit status; 2 after a ``UsageError`` (printed in one line), 1 when the
+        reader of stdout went away.
+    """
+    try:
+        return command()
+    except UsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, as other command-line tools do.
@@ -131,9 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
             "whole file."
         ),
     )
-    validate.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
-    _add_registry_options(validate)
-    validate.add_argument("--section", metavar="KEY", help=_SECTION_HELP)
+    _add_config_options(validate)
     validate.add_argument("--json", action="store_true", help="print JSON")
     validate.set_defaults(handler=_run_validate)
 
@@ -145,9 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
             "when it has one, otherwise on the whole file."
         ),
     )
-    build.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
-    _add_registry_options(build)
-    build.add_argument("--section", metavar="KEY", help=_SECTION_HELP)
+    _add_config_options(build)
     build.set_defaults(handler=_run_build)
     return parser
 
@@ -166,14 +207,20 @@ def _add_registry_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_command(arguments: Sequence[str]) -> None:
-    commands = ("tree", "list", "show", "validate", "build")
+def _add_config_options(parser: argparse.ArgumentParser) -> None:
+    """Add what a command acting on a config file takes: the file, the tree and the section."""
+    parser.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
+    _add_registry_options(parser)
+    parser.add_argument("--section", metavar="KEY", help=_SECTION_HELP)
+
+
+def _check_command(arguments: Sequence[str], commands: Sequence[str], hint_cutoff: float) -> None:
     for argument in arguments:
         if argument.startswith("-"):
             continue  # the top-level parser has only flags (-h)
         if argument not in commands:
             raise UsageError(
-                f"unknown command {argument!r}{_did_you_mean(argument, commands)} "
+                f"unknown command {argument!r}{_did_you_mean(argument, commands, hint_cutoff)} "
                 f"(commands: {', '.join(commands)})"
             )
         return
@@ -247,10 +294,10 @@ def iter_tree(root: Registry[Any]) -> Iterator[Registry[Any]]:
         yield from iter_tree(root.children[scope])
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+def _did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     from difflib import get_close_matches
 
-    close = get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    close = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -459,6 +506,27 @@ def _entry_details(owner: Registry[Any], name: str, obj: object) -> dict[str, ob
 # --- validate and build -----------------------------------------------------------------------
 
 
+def read_config(path: str) -> dict[str, Any]:
+    """Load a config file, turning a file that cannot be read or parsed into a ``UsageError``.
+
+    Args:
+        path: The config file.
+
+    Returns:
+        The loaded config, as ``load_config`` returns it.
+
+    Raises:
+        UsageError: The file cannot be read or is not a valid config; the message names the file.
+    """
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"{path}: cannot read the config file: {reason}") from None
+
+
 def load_section(path: str, section: str | None) -> tuple[Any, str]:
     """Load a config file and pick the part to act on.
 
@@ -473,13 +541,7 @@ def load_section(path: str, section: str | None) -> tuple[Any, str]:
     Raises:
         UsageError: The file cannot be read, or the section is missing or not a config.
     """
-    try:
-        cfg = load_config(path)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise UsageError(f"{path}: cannot read the config file: {reason}") from None
+    cfg = read_config(path)
     if section is None:
         if DEFAULT_SECTION not in cfg:
             return cfg, ""

@@ -6,7 +6,7 @@ from _collections_abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from inspect import Signature
     from typing import Any
 
@@ -192,27 +192,24 @@ class _Checker:
 
     def walk(self, value: object, path: tuple[str | int, ...]) -> None:
         """Find the configs inside ``value`` (a nested mapping with a ``type``) and check them."""
+        children: Iterable[tuple[Any, object]]
         if isinstance(value, Mapping):
-            if id(value) in self._open:
-                return
             if "type" in value:
-                self.check_config(value, path, {}, top_level=False)
+                self.check_config(value, path, {}, top_level=False)  # it skips a cycle itself
                 return
-            self._open.add(id(value))
-            try:
-                for key, item in value.items():
-                    self.walk(item, (*path, key))
-            finally:
-                self._open.discard(id(value))
+            children = value.items()
         elif isinstance(value, list | tuple):
-            if id(value) in self._open:
-                return
-            self._open.add(id(value))
-            try:
-                for index, item in enumerate(value):
-                    self.walk(item, (*path, index))
-            finally:
-                self._open.discard(id(value))
+            children = enumerate(value)
+        else:
+            return
+        if id(value) in self._open:
+            return
+        self._open.add(id(value))
+        try:
+            for key, item in children:
+                self.walk(item, (*path, key))
+        finally:
+            self._open.discard(id(value))
 
     def check_config(
         self,

@@ -7,18 +7,16 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from regtree import Registry
+from regtree._cli import UsageError, parse_command_line, read_config, run_command
 
 __all__ = ["main"]
 
 PROG = "regtree-optim"
 COMMANDS = ("explain",)
-
-
-class UsageError(Exception):
-    """A command line or config file that cannot be acted on: exit status 2, one line."""
 
 
 def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = None) -> int:
@@ -34,29 +32,14 @@ def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = No
         bad command line or an unreadable config file.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    try:
-        _check_command(arguments)
-        options = parser.parse_args(arguments)
-    except UsageError as exc:
-        parser.print_usage(sys.stderr)
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # argparse has printed the help or the error
-        return exc.code if isinstance(exc.code, int) else 2
+    options = parse_command_line(PROG, build_parser(), arguments, COMMANDS, hint_cutoff=0.5)
+    if isinstance(options, int):
+        return options
     if models is None:
         from regtree import MODELS
 
         models = MODELS
-    try:
-        return _run_explain(options, models)
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as other command-line tools do.
-        _detach_stdout()
-        return 1
+    return run_command(PROG, partial(_run_explain, options, models))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,21 +60,6 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
     explain.add_argument("--json", action="store_true", help="print JSON (to diff two configs)")
     return parser
-
-
-def _check_command(arguments: Sequence[str]) -> None:
-    from difflib import get_close_matches
-
-    for argument in arguments:
-        if argument.startswith("-"):
-            continue
-        if argument not in COMMANDS:
-            close = get_close_matches(argument, COMMANDS, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UsageError(
-                f"unknown command {argument!r}{hint} (commands: {', '.join(COMMANDS)})"
-            )
-        return
 
 
 def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
@@ -150,15 +118,7 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
 
 
 def _load_sections(path: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    from regtree import ConfigError, load_config
-
-    try:
-        cfg = load_config(path)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise UsageError(f"{path}: cannot read the config file: {reason}") from None
+    cfg = read_config(path)
     sections = []
     for name in ("model", "optimizer"):
         section = cfg.get(name)
@@ -192,12 +152,3 @@ def _explain(model: Any, optimizer_cfg: Mapping[str, Any]) -> Any:
             "explain(model) method; derive it from DefaultOptimizerConstructor to get one"
         )
     return explain(model)
-
-
-def _detach_stdout() -> None:
-    """Point stdout at the null device, so the interpreter's final flush cannot fail again."""
-    import os
-    from contextlib import suppress
-
-    with suppress(OSError, ValueError):  # stdout is not a real file (captured, closed)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

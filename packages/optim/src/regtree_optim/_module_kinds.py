@@ -66,6 +66,15 @@ def _check_type(cls: object, what: str) -> type:
     return cls
 
 
+def _add_type(cls: object, what: str, table: list[type]) -> None:
+    """Check ``cls`` and add it to ``table`` once, forgetting every cached ``ModuleKind``."""
+    checked = _check_type(cls, what)
+    with _lock:
+        if checked not in table:
+            table.append(checked)
+        _kind_cache.clear()
+
+
 def register_norm_type(cls: _ModuleT) -> _ModuleT:
     """Treat ``cls`` (and its subclasses) as a norm layer for ``norm_decay_mult``.
 
@@ -74,11 +83,7 @@ def register_norm_type(cls: _ModuleT) -> _ModuleT:
     Raises:
         TypeError: ``cls`` is not a class.
     """
-    checked = _check_type(cls, "norm")
-    with _lock:
-        if checked not in _norm_types:
-            _norm_types.append(checked)
-        _kind_cache.clear()
+    _add_type(cls, "norm", _norm_types)
     return cls
 
 
@@ -90,11 +95,7 @@ def register_dcn_type(cls: _ModuleT) -> _ModuleT:
     Raises:
         TypeError: ``cls`` is not a class.
     """
-    checked = _check_type(cls, "dcn")
-    with _lock:
-        if checked not in _dcn_types:
-            _dcn_types.append(checked)
-        _kind_cache.clear()
+    _add_type(cls, "dcn", _dcn_types)
     return cls
 
 

@@ -17,17 +17,6 @@ __all__ = [
     "resolve_rules",
 ]
 
-DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = (
-    "custom_keys",
-    "bias_lr_mult",
-    "bias_decay_mult",
-    "norm_decay_mult",
-    "dwconv_decay_mult",
-    "flat_decay_mult",
-    "dcn_offset_lr_mult",
-    "bypass_duplicate",
-    "merge_groups",
-)
 _MULT_KEYS: Final[tuple[str, ...]] = (
     "bias_lr_mult",
     "bias_decay_mult",
@@ -37,6 +26,7 @@ _MULT_KEYS: Final[tuple[str, ...]] = (
     "dcn_offset_lr_mult",
 )
 _BOOL_KEYS: Final[tuple[str, ...]] = ("bypass_duplicate", "merge_groups")
+DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = ("custom_keys", *_MULT_KEYS, *_BOOL_KEYS)
 _CUSTOM_MULTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult")
 # Keys a custom_keys entry may not set: the parameter lists are the constructor's to fill.
 _CUSTOM_RESERVED: Final[dict[str, str]] = {
