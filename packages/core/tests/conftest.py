@@ -159,3 +159,18 @@ def make_distribution(module_dir: Path, catalog: _plugins.PluginCatalog) -> Make
         return info
 
     return make
+
+
+@pytest.fixture
+def dense_switching() -> Iterator[None]:
+    """Make the interpreter switch threads as often as it can, for the length of one test.
+
+    More interleavings for the races under test, and no lock convoys: with the default 5 ms
+    switch interval, a thread woken for a lock can wait a whole interval for the interpreter.
+    """
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -35,17 +35,6 @@ R = TypeVar("R")
 THREADS = 8
 NAMES_PER_THREAD = 300
 CHILDREN = 60
-
-
-@pytest.fixture
-def dense_switching() -> Iterator[None]:
-    """Make the interpreter switch threads as often as it can, for the length of one test."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 def _labelled(label: str) -> Callable[..., str]:

@@ -206,7 +206,7 @@ def test_a_later_registration_is_seen_by_lookups_that_missed_before(tree: Tree) 
     assert tree.lion.get("dog.Late") is Net
 
 
-def test_eight_threads_registering_and_looking_up_lose_nothing() -> None:
+def test_eight_threads_registering_and_looking_up_lose_nothing(dense_switching: None) -> None:
     root: Registry[Any] = Registry("model", scope="threads")
     child: Registry[Any] = Registry("model", parent=root, scope="threads_child")
     threads_count, per_thread = 8, 2_000
