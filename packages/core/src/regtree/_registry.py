@@ -125,8 +125,6 @@ class Registry(Generic[T]):
         self._name = name
         self._scope = scope
         self._build_func: Callable[..., Any] = build_func
-        # build() may take build_from_cfg's common case inline; a subclass may override get().
-        self._inline_build = build_func is build_from_cfg and type(self) is Registry
         self._parent = parent
         self._root: Registry[Any] = self if parent is None else parent._root
         self._children: dict[str, Registry[Any]] = {}
@@ -134,6 +132,11 @@ class Registry(Generic[T]):
         self._module_dict: dict[str, Callable[..., T]] = {}
         self._locations = tuple(locations)
         self._locations_pending = bool(self._locations)
+        # build() may take build_from_cfg's common case inline: never for a subclass (it may
+        # override get()) nor before the locations are imported (they may register entries).
+        self._inline_build = (
+            build_func is build_from_cfg and type(self) is Registry and not self._locations_pending
+        )
         self._importing_locations = False
         self._locations_lock = RLock()
         # The root's lock guards every change to its tree: entries, children, caches.
@@ -383,6 +386,9 @@ class Registry(Generic[T]):
                 raise
             else:
                 self._locations_pending = False
+                from ._build import build_from_cfg
+
+                self._inline_build = self._build_func is build_from_cfg and type(self) is Registry
             finally:
                 self._importing_locations = False
 
@@ -521,18 +527,17 @@ class Registry(Generic[T]):
             The built object.
         """
         if self._inline_build and type(cfg) is dict and not args and not kwargs:
-            # build_from_cfg's common case, inline: a plain dict naming an entry of this very
-            # registry, no scope in play. Every model and layer is built through here, and one
-            # call frame less is a third of the cost. Anything else takes the full path below.
-            obj_type = cfg.get("type")
-            if (
-                type(obj_type) is str
-                and not self._locations_pending
-                and "_scope_" not in cfg
-                and DEFAULT_SCOPE.get() is None
-            ):
-                target = self._module_dict.get(obj_type)
-                if target is not None:
+            # build_from_cfg's common case, inline: a plain dict whose type names an entry of
+            # this very registry, no scope in play. Every model and layer is built through here,
+            # and one call frame less is a third of the cost. Anything else (no type, a class,
+            # a miss, a scope) takes the full path below, which explains what is wrong.
+            try:
+                obj_type = cfg["type"]
+                target = self._module_dict[obj_type]
+            except (KeyError, TypeError):  # TypeError: an unhashable type value
+                pass
+            else:
+                if "_scope_" not in cfg and DEFAULT_SCOPE.get() is None:
                     params = cfg.copy()
                     del params["type"]
                     try:
