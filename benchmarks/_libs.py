@@ -111,6 +111,27 @@ def install_torchvision_stand_in() -> str | None:
     )
 
 
+def _registry_maker(registry_cls: Any) -> MakeRegistry:
+    """Return ``make(name, scope, parent)`` for a library whose Registry takes those keywords."""
+
+    def make(name: str, scope: str, parent: Any) -> Any:
+        return registry_cls(name, scope=scope, parent=parent)
+
+    return make
+
+
+def _mmcv_style_constructor(constructor_cls: Any) -> Construct:
+    """Return ``construct(model, optimizer_cfg, paramwise_cfg)`` for mmcv's constructor shape."""
+
+    def construct(
+        model: torch.nn.Module, optimizer_cfg: dict[str, Any], paramwise_cfg: dict[str, Any]
+    ) -> torch.optim.Optimizer:
+        optimizer: torch.optim.Optimizer = constructor_cls(optimizer_cfg, paramwise_cfg)(model)
+        return optimizer
+
+    return construct
+
+
 def _load_regtree() -> Library:
     lib = Library(OURS, version_of("regtree"))
     try:
@@ -119,25 +140,14 @@ def _load_regtree() -> Library:
     except (ImportError, AttributeError) as error:
         lib.notes.append(f"regtree.Registry unavailable: {error!r}")
     else:
-
-        def make(name: str, scope: str, parent: Any) -> Any:
-            return registry_cls(name, scope=scope, parent=parent)
-
-        lib.make_registry = make
+        lib.make_registry = _registry_maker(registry_cls)
     try:
         optim = importlib.import_module("regtree_optim")
         ours = optim.DefaultOptimizerConstructor
     except (ImportError, AttributeError) as error:
         lib.notes.append(f"regtree_optim.DefaultOptimizerConstructor unavailable: {error!r}")
     else:
-
-        def construct(
-            model: torch.nn.Module, optimizer_cfg: dict[str, Any], paramwise_cfg: dict[str, Any]
-        ) -> torch.optim.Optimizer:
-            optimizer: torch.optim.Optimizer = ours(optimizer_cfg, paramwise_cfg)(model)
-            return optimizer
-
-        lib.construct = construct
+        lib.construct = _mmcv_style_constructor(ours)
     return lib
 
 
@@ -154,26 +164,13 @@ def _load_mmcv() -> Library:
         except (ImportError, AttributeError) as error:
             lib.notes.append(f"mmcv.utils.Registry unavailable: {error!r}")
         else:
-
-            def make(name: str, scope: str, parent: Any) -> Any:
-                return registry_cls(name, scope=scope, parent=parent)
-
-            lib.make_registry = make
+            lib.make_registry = _registry_maker(registry_cls)
         try:
             peer = importlib.import_module("mmcv.runner").DefaultOptimizerConstructor
         except (ImportError, AttributeError) as error:
             lib.notes.append(f"mmcv.runner.DefaultOptimizerConstructor unavailable: {error!r}")
         else:
-
-            def construct(
-                model: torch.nn.Module,
-                optimizer_cfg: dict[str, Any],
-                paramwise_cfg: dict[str, Any],
-            ) -> torch.optim.Optimizer:
-                optimizer: torch.optim.Optimizer = peer(optimizer_cfg, paramwise_cfg)(model)
-                return optimizer
-
-            lib.construct = construct
+            lib.construct = _mmcv_style_constructor(peer)
     return lib
 
 
@@ -191,11 +188,7 @@ def _load_mmengine() -> Library:
     # mmengine logs every parameter's settings at INFO and every registry hit at DEBUG; the
     # calls still run (and are timed), only the console output is cut.
     logger_cls.get_current_instance().setLevel(logging.ERROR)
-
-    def make(name: str, scope: str, parent: Any) -> Any:
-        return registry_cls(name, scope=scope, parent=parent)
-
-    lib.make_registry = make
+    lib.make_registry = _registry_maker(registry_cls)
     try:
         peer = importlib.import_module("mmengine.optim").DefaultOptimWrapperConstructor
     except (ImportError, AttributeError) as error:
