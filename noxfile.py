@@ -35,8 +35,19 @@ nox.options.sessions = ["lint", "typecheck", "core", "tests", "installed", "isol
 nox.options.error_on_missing_interpreters = True
 
 
-def _package_paths() -> list[str]:
-    return [str(ROOT / folder) for folder in PACKAGES.values()]
+def _install_packages(session: nox.Session, *extra: str) -> None:
+    """Install the four local packages (torch through the constraints file) and ``extra``."""
+    # pip rebuilds the local packages on every run; without build isolation that takes seconds
+    # instead of half a minute (no fresh build environment per package).
+    session.install("hatchling>=1.21")
+    session.install(
+        "--no-build-isolation",
+        "-c",
+        CONSTRAINTS,
+        *[str(ROOT / folder) for folder in PACKAGES.values()],
+        *TORCH_EXTRAS,
+        *extra,
+    )
 
 
 def _build_wheels(session: nox.Session) -> dict[str, Path]:
@@ -105,16 +116,7 @@ def core(session: nox.Session) -> None:
 @nox.session(python=TORCH_PYTHON)
 def tests(session: nox.Session) -> None:
     """Every package's own tests, with torch from the constraints file."""
-    session.install("hatchling>=1.21")
-    session.install(
-        "--no-build-isolation",
-        "-c",
-        CONSTRAINTS,
-        *_package_paths(),
-        *TEST_TOOLS,
-        *TORCH_EXTRAS,
-        "pyyaml",
-    )
+    _install_packages(session, *TEST_TOOLS, "pyyaml")
     session.run(
         "pytest",
         *[str(ROOT / folder / "tests") for folder in PACKAGES.values()],
@@ -168,10 +170,7 @@ def isolation(session: nox.Session, dist: str) -> None:
 @nox.session(python=TORCH_PYTHON)
 def demo(session: nox.Session) -> None:
     """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume."""
-    # pip rebuilds the four local packages on every run; without build isolation that takes
-    # seconds instead of half a minute (no fresh build environment per package).
-    session.install("hatchling>=1.21")
-    session.install("--no-build-isolation", "-c", CONSTRAINTS, *_package_paths(), *TORCH_EXTRAS)
+    _install_packages(session)
     workdir = Path(session.create_tmp()) / "demo"
     workdir.mkdir(exist_ok=True)
     session.run(
@@ -220,7 +219,7 @@ def bench(session: nox.Session) -> None:
     A peer that does not install is skipped with a note in the results, never a failure. Every
     install goes through the constraints file so that no peer can replace the pinned torch.
     """
-    session.install("-c", CONSTRAINTS, *_package_paths(), *TORCH_EXTRAS)
+    _install_packages(session)
     notes: list[str] = []
     for name, steps, env in BENCH_PEERS:
         try:
