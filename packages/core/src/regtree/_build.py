@@ -41,7 +41,8 @@ def build_from_cfg(
 
     Raises:
         TypeError: ``cfg`` or ``default_args`` is not a mapping, ``registry`` is not a Registry,
-            or ``type`` is neither a str nor callable.
+            ``type`` is neither a str nor callable, or ``_scope_`` is not a str.
+        ValueError: ``_scope_`` is empty or contains a dot.
         KeyError: Neither ``cfg`` nor ``default_args`` has a ``type``.
         NotRegisteredError: ``type`` names nothing in the registry tree.
         Exception: Whatever the callable raises, the same object, with a note (PEP 678) naming

@@ -84,11 +84,9 @@ def _reachable_names(registry: Registry[Any]) -> dict[str, str]:
 
 
 def _suggest(name: str, registry: Registry[Any]) -> str:
-    reachable = _reachable_names(registry)
-    bare = {key: key.rpartition(".")[2] for key in reachable}
     by_bare: dict[str, list[str]] = {}
-    for key, short in bare.items():
-        by_bare.setdefault(short, []).append(key)
+    for key in _reachable_names(registry):
+        by_bare.setdefault(key.rpartition(".")[2], []).append(key)
     near = closest(name, by_bare, count=3)
     if near:
         keys = [key for short in near for key in by_bare[short]][:5]

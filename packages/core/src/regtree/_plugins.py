@@ -1,7 +1,8 @@
 """Plugins: installed distributions that advertise a scope in entry-point group ``regtree.scopes``.
 
-Entry points are read lazily, the first time a lookup meets a scope that no registry in its tree
-has, and at most once per process; each advertised scope is imported at most once. A failed import
+Entry points are read lazily, the first time they are needed (a lookup meets a scope that no
+registry in its tree has, a message lists the advertised scopes, or ``load_plugins`` runs), and at
+most once per process; each advertised scope is imported at most once. A failed import
 is remembered: every later lookup under that scope raises an ImportError that names the
 distribution and chains the original error, never a miss, and the plugin is not run again.
 """

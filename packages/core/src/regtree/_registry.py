@@ -77,7 +77,6 @@ class Registry(Generic[T]):
         "_locations_lock",
         "_locations_pending",
         "_lock",
-        "_members",
         "_module_dict",
         "_name",
         "_parent",
@@ -142,9 +141,8 @@ class Registry(Generic[T]):
         # The root's lock guards every change to its tree: entries, children, caches.
         self._lock = RLock()
         # Kept on the root only. Scope -> first registry with that scope, breadth first from the
-        # root, replaced whole so that lookups read it without a lock; every registry of the tree.
+        # root, replaced whole so that lookups read it without a lock.
         self._scope_index: dict[str, Registry[Any]] = {scope: self}
-        self._members: list[Registry[Any]] = [self]
         # Results of lookups that left the own dict (ancestors, other scopes, misses), until the
         # tree changes; see _lookup and _invalidate_caches for why no lock is needed.
         self._cache: dict[str, Callable[..., T]] = {}
@@ -174,7 +172,6 @@ class Registry(Generic[T]):
                     "e.g. Registry(..., scope='mypackage')"
                 )
             self._children[child._scope] = child
-            root._members.append(child)
             index: dict[str, Registry[Any]] = {}
             for registry in root._walk():
                 index.setdefault(registry._scope, registry)
@@ -184,14 +181,15 @@ class Registry(Generic[T]):
     def _invalidate_caches(self) -> None:
         """Drop the lookup caches of the whole tree, after a change, under the root's lock.
 
-        A lookup takes its cache before it sets ``_cache_in_use`` and resolves after, so either
-        this method sees the flag and replaces that cache (the lookup's result is never read),
-        or the lookup set the flag after this check and so resolves after the change.
+        Nothing to drop while no lookup has used a cache since the last drop. A lookup takes its
+        cache before it sets ``_cache_in_use`` and resolves after, so either this method sees the
+        flag and replaces that cache (the lookup's result is never read), or the lookup set the
+        flag after this check and so resolves after the change.
         """
         root = self._root
         if root._cache_in_use:
             root._cache_in_use = False
-            for member in root._members:
+            for member in root._walk():
                 member._cache = {}
 
     def _walk(self) -> list[Registry[Any]]:
@@ -285,8 +283,8 @@ class Registry(Generic[T]):
 
         An unscoped key is looked up here, then in the ancestors, nearest first. ``'scope.Name'``
         goes to this registry (its own scope), a child, the registry with that scope anywhere in
-        the tree, or, once, to the installed plugin that advertises the scope. A miss never raises
-        and never changes anything.
+        the tree, or, once, to the installed plugin that advertises the scope. A miss returns None:
+        it never raises and imports nothing that no installed distribution advertises.
 
         Args:
             key: ``'Name'`` or ``'scope.Name'`` (scopes may nest: ``'a.b.Name'``).
@@ -319,8 +317,9 @@ class Registry(Generic[T]):
                 f"got {key!r}"
             )
         # The order matters (see _invalidate_caches): take the cache, then say caches are in
-        # use, then resolve. A change to the tree after the first step replaces the cache, so
-        # a result computed before the change lands in a cache that is never read again.
+        # use, then resolve. A change to the tree after the second step replaces the cache, so
+        # a result computed before the change lands in a cache that is never read again; a
+        # change before it is seen by the resolve.
         cache = self._cache
         self._root._cache_in_use = True
         found = self._resolve(key)
@@ -329,16 +328,13 @@ class Registry(Generic[T]):
         return found
 
     def _resolve(self, key: str) -> Callable[..., T] | None:
-        """Look ``key`` up by the rules of :meth:`get`, without the cache."""
-        found = self._module_dict.get(key)
-        if found is not None:
-            return found
+        """Look ``key`` up by the rules of :meth:`get` beyond the own dict, without the cache."""
         if "." not in key:
             parent = self._parent
             while parent is not None:
                 if parent._locations_pending:
                     parent._import_locations()
-                found = parent._module_dict.get(key)
+                found: Callable[..., T] | None = parent._module_dict.get(key)
                 if found is not None:
                     return found
                 parent = parent._parent
@@ -481,16 +477,13 @@ class Registry(Generic[T]):
             )
         if names is None:
             default = getattr(module, "__name__", None)
-            if type(default) is str and default and "." not in default:
-                names = (default,)
-            elif not isinstance(default, str):
+            if not isinstance(default, str):
                 raise TypeError(
                     f"{module!r} has no __name__; register it in {registry_label(self)} with an "
                     "explicit name: register_module(name='...', module=obj)"
                 )
-            else:
-                names = _check_names(default, self)
-                assert names is not None
+            names = _check_names(default, self)
+            assert names is not None
         entries = self._module_dict
         clash: tuple[str, object] | None = None
         root = self._root
@@ -504,7 +497,7 @@ class Registry(Generic[T]):
             if clash is None:
                 for name in names:
                     entries[name] = module
-                if root._cache_in_use:
+                if root._cache_in_use:  # also checked inside: this skips a call when idle
                     self._invalidate_caches()
         if clash is not None:
             # Described outside the lock: describing runs the objects' own code (repr, getattr).
