@@ -6,6 +6,9 @@ No test touches ``regtree.MODELS`` or another shared registry: each builds its o
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import subprocess
 import sys
 import textwrap
 import types
@@ -174,3 +177,25 @@ def dense_switching() -> Iterator[None]:
         yield
     finally:
         sys.setswitchinterval(before)
+
+
+def run_json_script(
+    script: str, *, cwd: Path, pythonpath: str, args: tuple[str, ...] = (), no_site: bool = False
+) -> Any:
+    """Run ``script`` in a fresh interpreter with warnings as errors; return its JSON stdout.
+
+    Fails the test, showing the child's stderr, if the script exits with a non-zero status.
+    ``no_site`` passes ``-S``, so no site-packages (and no installed distribution) is visible.
+    """
+    flags = ["-S"] if no_site else []
+    done = subprocess.run(
+        [sys.executable, *flags, "-W", "error", "-c", script, *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": pythonpath},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)

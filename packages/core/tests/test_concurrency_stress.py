@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
-import os
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -29,7 +26,7 @@ from regtree import (
     default_scope,
 )
 
-from .conftest import MakeDistribution
+from .conftest import MakeDistribution, run_json_script
 
 R = TypeVar("R")
 THREADS = 8
@@ -326,18 +323,6 @@ def test_plugin_loading_raced_from_threads_imports_it_once(
         {"race_root": _RACE_ROOT, "race_plugin": _RACE_PLUGIN},
     ).parent
     script = _RACE_SCRIPT.replace("THREADS", str(THREADS))
-    env = {**os.environ, "PYTHONPATH": str(site)}
 
-    done = subprocess.run(
-        [sys.executable, "-W", "error", "-c", script],
-        cwd=site,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == ["Thing"] * THREADS
+    assert run_json_script(script, cwd=site, pythonpath=str(site)) == ["Thing"] * THREADS
     assert (site / "imports.log").read_text().splitlines() == ["imported"]

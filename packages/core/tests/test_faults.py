@@ -8,9 +8,6 @@ three levels deep.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import traceback
 from pathlib import Path
@@ -21,7 +18,7 @@ import pytest
 
 from regtree import NotRegisteredError, Registry, current_scope
 
-from .conftest import MakeDistribution
+from .conftest import MakeDistribution, run_json_script
 
 # -- plugins that fail --------------------------------------------------------------------------
 
@@ -66,17 +63,7 @@ def _observe_plugin(
     dist = f"{module.replace('_', '-')}-dist"
     site = make_distribution(dist, {scope: module}, {module: source}).parent
     script = _OBSERVE.replace("SCOPE", scope).replace("MODULE", module)
-    done = subprocess.run(
-        [sys.executable, "-W", "error", "-c", script],
-        cwd=site,
-        env={**os.environ, "PYTHONPATH": str(site)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
+    report: dict[str, Any] = run_json_script(script, cwd=site, pythonpath=str(site))
     return report
 
 

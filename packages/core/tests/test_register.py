@@ -189,7 +189,7 @@ def test_a_failing_registration_leaves_lookups_in_children_missing(
     child: Registry[Any] = Registry("model", parent=registry, scope="child")
     registry.register_module(name="A", module=OtherNet)
     assert child.get("B") is None
-    with pytest.raises(AlreadyRegisteredError):
+    with pytest.raises(AlreadyRegisteredError, match=r"^'A' is already registered in registry"):
         registry.register_module(name=["B", "A"], module=Net)
     assert child.get("B") is None
     assert child.get("A") is OtherNet

@@ -146,9 +146,9 @@ def test_the_same_scope_under_another_parent_is_fine(tree: Tree) -> None:
 
 
 def test_children_and_module_dict_are_read_only(tree: Tree) -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="does not support item assignment"):
         tree.root.children["x"] = tree.dog  # type: ignore[index]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="does not support item assignment"):
         tree.root.module_dict["x"] = object  # type: ignore[index]
     assert set(tree.root.module_dict) == {"Animal", "Shared"}
 

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 import regtree
 from regtree import NotRegisteredError, Registry, default_scope
 
-from .conftest import MakeDistribution, Tree
+from .conftest import MakeDistribution, Tree, run_json_script
 
 HOSTILE_TYPES = [
     # Callables that would run code or commands.
@@ -249,18 +248,14 @@ def _pristine_python(tmp_path: Path, site: Path, script: str, *args: str) -> dic
     lib = tmp_path / "pristine_lib"
     if not lib.exists():
         shutil.copytree(Path(regtree.__file__).parent, lib / "regtree")
-    done = subprocess.run(
-        # -S: no site-packages, so no installed distribution advertises anything.
-        [sys.executable, "-S", "-W", "error", "-c", script, *args],
+    # no_site: no site-packages, so no installed distribution advertises anything.
+    report: dict[str, Any] = run_json_script(
+        script,
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(lib)])},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        pythonpath=os.pathsep.join([str(site), str(lib)]),
+        args=args,
+        no_site=True,
     )
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
     return report
 
 

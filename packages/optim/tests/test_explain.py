@@ -86,7 +86,7 @@ def test_explanation_prints_as_a_table(
 
 def test_rows_are_immutable_records() -> None:
     row = ParamRow(name="w", shape=(2,), lr=0.1, weight_decay=None, rule="default", group=0)
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="'lr'"):
         row.lr = 0.2  # type: ignore[misc]
     assert Explanation([row])[0] is row
 

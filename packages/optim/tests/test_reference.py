@@ -59,6 +59,13 @@ def test_reference_config_matches_fixture(sgd_cfg: dict[str, Any]) -> None:
     )
 
 
+# Each reference config (the fixture that builds it) with the table mmcv gives for it.
+BOTH_TABLES = pytest.mark.parametrize(
+    ("paramwise_fixture", "table"),
+    [("rules_cfg", RULES_TABLE), ("custom_cfg", CUSTOM_TABLE)],
+)
+
+
 def _settings_by_name(optimizer: Optimizer) -> dict[str, tuple[float, float]]:
     settings: dict[str, tuple[float, float]] = {}
     for group in optimizer.param_groups:
@@ -76,10 +83,7 @@ def _check_tensors(model: nn.Module, optimizer: Optimizer) -> None:
             assert param is by_name[name]
 
 
-@pytest.mark.parametrize(
-    ("paramwise_fixture", "table"),
-    [("rules_cfg", RULES_TABLE), ("custom_cfg", CUSTOM_TABLE)],
-)
+@BOTH_TABLES
 def test_reference_table_merged(
     request: pytest.FixtureRequest,
     model: nn.Module,
@@ -105,10 +109,7 @@ def test_reference_table_merged(
         assert names == sorted(names, key=reference_names.index)
 
 
-@pytest.mark.parametrize(
-    ("paramwise_fixture", "table"),
-    [("rules_cfg", RULES_TABLE), ("custom_cfg", CUSTOM_TABLE)],
-)
+@BOTH_TABLES
 def test_reference_table_one_group_per_parameter(
     request: pytest.FixtureRequest,
     model: nn.Module,
