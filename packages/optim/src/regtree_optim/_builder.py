@@ -11,7 +11,7 @@ from torch.optim import Optimizer
 
 from ._registries import OPTIMIZER_BUILDERS
 
-__all__ = ["build_optimizer", "build_optimizer_constructor"]
+__all__ = ["build_optimizer", "build_optimizer_constructor", "constructor_from_config"]
 
 
 def build_optimizer_constructor(cfg: Mapping[str, Any]) -> Callable[[nn.Module], Optimizer]:
@@ -46,10 +46,23 @@ def build_optimizer(model: nn.Module, cfg: Mapping[str, Any]) -> Optimizer:
     """
     if not isinstance(cfg, Mapping):
         raise TypeError(f"an optimizer config must be a mapping (a dict), got {cfg!r}")
+    _, constructor = constructor_from_config(cfg)
+    return constructor(model)
+
+
+def constructor_from_config(cfg: Mapping[str, Any]) -> tuple[Any, Callable[[nn.Module], Optimizer]]:
+    """Split an mmcv-style optimizer config and build its constructor, as ``build_optimizer`` does.
+
+    ``constructor`` (default ``'DefaultOptimizerConstructor'``) and ``paramwise_cfg`` are popped
+    from a deep copy of ``cfg``; the rest is the optimizer config.
+
+    Returns:
+        The constructor's ``type`` and the constructor.
+    """
     optimizer_cfg = copy.deepcopy(dict(cfg))
     constructor_type = optimizer_cfg.pop("constructor", "DefaultOptimizerConstructor")
     paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
     constructor = build_optimizer_constructor(
         {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
     )
-    return constructor(model)
+    return constructor_type, constructor

@@ -135,16 +135,9 @@ def _load_sections(path: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
 
 def _explain(model: Any, optimizer_cfg: Mapping[str, Any]) -> Any:
     """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
-    import copy
+    from ._builder import constructor_from_config
 
-    from ._builder import build_optimizer_constructor
-
-    cfg = copy.deepcopy(dict(optimizer_cfg))
-    constructor_type = cfg.pop("constructor", "DefaultOptimizerConstructor")
-    paramwise_cfg = cfg.pop("paramwise_cfg", None)
-    constructor = build_optimizer_constructor(
-        {"type": constructor_type, "optimizer_cfg": cfg, "paramwise_cfg": paramwise_cfg}
-    )
+    constructor_type, constructor = constructor_from_config(optimizer_cfg)
     explain = getattr(constructor, "explain", None)
     if not callable(explain):
         raise TypeError(

@@ -33,10 +33,10 @@ def _check_model(model: object) -> nn.Module:
 class DefaultOptimizerConstructor:
     """Build an optimizer whose parameter groups follow mmcv's ``paramwise_cfg`` rules.
 
-    The configs are validated when the constructor is created: a typo in ``paramwise_cfg`` or a
-    multiplier with nothing to multiply fails here, naming the closest valid key. Calling the
-    constructor on a model builds the optimizer from ``OPTIMIZERS``; :meth:`explain` shows which
-    rule gave each parameter its settings.
+    The configs are validated when the constructor is created: a typo in ``paramwise_cfg`` fails
+    here (naming the closest valid key), as does a multiplier with nothing to multiply.
+    Calling the constructor on a model builds the optimizer from ``OPTIMIZERS``; :meth:`explain`
+    shows which rule gave each parameter its settings.
 
     Parameters with identical settings share one group (``merge_groups=True``, the default),
     which keeps construction linear and ``step()`` as fast as with one group;
@@ -125,12 +125,12 @@ class DefaultOptimizerConstructor:
     def _uses_legacy_add_params(self) -> bool:
         return type(self).add_params is not DefaultOptimizerConstructor.add_params
 
-    def _plan(self, model: nn.Module, explain: bool) -> GroupPlan:
+    def _plan(self, model: nn.Module, explain: bool, merge_groups: bool | None = None) -> GroupPlan:
         if self._uses_legacy_add_params():
             return self._legacy_plan(model, explain)
         if not self.paramwise_cfg:
             return single_group(model, explain)
-        return plan_groups(model, self._current_rules(), explain=explain)
+        return plan_groups(model, self._current_rules(), explain=explain, merge_groups=merge_groups)
 
     def add_params(
         self,
@@ -165,22 +165,25 @@ class DefaultOptimizerConstructor:
     def _legacy_plan(self, model: nn.Module, explain: bool) -> GroupPlan:
         groups: list[dict[str, Any]] = []
         self.add_params(groups, model)
-        first_names: dict[int, str] = {}
-        for name, param in model.named_parameters(remove_duplicate=False):
-            first_names.setdefault(id(param), name)
-        placements: list[Placement] = []
+        first_names: dict[int, str] | None = None  # only for groups an override left unnamed
+        placements: list[Placement] | None = [] if explain else None
         rule = f"{type(self).__name__}.add_params"
         for index, group in enumerate(groups):
             group["params"] = _group_params(group)
             if "param_names" not in group:
+                if first_names is None:
+                    first_names = {}
+                    for name, param in model.named_parameters(remove_duplicate=False):
+                        first_names.setdefault(id(param), name)
                 group["param_names"] = [
                     first_names.get(id(param), f"<unnamed {index}>") for param in group["params"]
                 ]
-            placements.extend(
-                Placement(name, param, rule, index)
-                for name, param in zip(group["param_names"], group["params"], strict=True)
-            )
-        return GroupPlan(groups=groups, placements=placements if explain else None)
+            if placements is not None:
+                placements.extend(
+                    Placement(name, param, rule, index)
+                    for name, param in zip(group["param_names"], group["params"], strict=True)
+                )
+        return GroupPlan(groups=groups, placements=placements)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -198,11 +201,10 @@ class DefaultOptimizerConstructor:
             and not self._uses_legacy_add_params()
             and not self._current_rules().merge_groups
         )
-        if per_parameter:
-            # Planned merged, with placements, so that the layout can be split afterwards.
-            plan = plan_groups(model, self._current_rules(), explain=True, merge_groups=True)
-        else:
-            plan = self._plan(model, explain=False)
+        # One group per parameter is planned merged, with placements, and split afterwards.
+        plan = self._plan(
+            model, explain=per_parameter, merge_groups=True if per_parameter else None
+        )
         if not any(group["params"] for group in plan.groups):
             raise ValueError(
                 f"{type(model).__name__} has no parameters, so {self._optimizer_info.name} would "
@@ -224,11 +226,11 @@ class DefaultOptimizerConstructor:
         # keeps no per-group state of its own the merged groups are built and then split, in
         # model order, into groups equal to the ones add_param_group would have made.
         assert plan.placements is not None  # planned with explain=True
-        settings = [
-            {key: value for key, value in group.items() if key not in ("params", "param_names")}
-            for group in plan.groups
-        ]
         if not _splits_safely(self.optimizer_cfg.get("type")):
+            settings = [
+                {key: value for key, value in group.items() if key not in ("params", "param_names")}
+                for group in plan.groups
+            ]
             return self._build(
                 [
                     {"params": [p.param], "param_names": [p.name], **settings[p.group]}

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._module_kinds import module_kind
+from ._module_kinds import ModuleKind, module_kind
 from ._paramwise import CustomRule, Decision, ParamwiseRules
 
 __all__ = ["GroupPlan", "Placement", "plan_groups", "single_group"]
@@ -124,9 +124,8 @@ class _RuleTable:
 
 
 def _module_decisions(
-    table: _RuleTable, module: nn.Module, module_prefix: str, in_dcn: bool
+    table: _RuleTable, kind: ModuleKind, module: nn.Module, module_prefix: str, in_dcn: bool
 ) -> tuple[Decision, ...]:
-    kind = module_kind(type(module))
     is_dw = kind.is_conv and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
     offset = in_dcn and kind.is_conv2d and "conv_offset" in module_prefix
     return table.for_module(kind.is_norm, is_dw, in_dcn, offset)
@@ -226,6 +225,7 @@ def plan_groups(
     stack: list[tuple[str, nn.Module, bool]] = [(prefix, root, in_dcn)]
     while stack:
         module_prefix, module, module_in_dcn = stack.pop()
+        kind = module_kind(type(module))
         # _parameters and _modules are what named_parameters()/named_children() read; using them
         # directly keeps the walk linear and cheap.
         own = module._parameters
@@ -256,14 +256,18 @@ def plan_groups(
                             break
                 if decision is None:
                     if decisions is None:
-                        decisions = _module_decisions(table, module, module_prefix, module_in_dcn)
+                        decisions = _module_decisions(
+                            table, kind, module, module_prefix, module_in_dcn
+                        )
                     decision = decisions[(name == "bias") * 2 + (param.ndim == 1)]
 
-                index = index_by_decision.get(decision) if merge else None
-                if index is None and merge:
-                    index = index_by_key.get(decision.key)
-                    if index is not None:
-                        index_by_decision[decision] = index
+                index = None
+                if merge:
+                    index = index_by_decision.get(decision)
+                    if index is None:
+                        index = index_by_key.get(decision.key)
+                        if index is not None:
+                            index_by_decision[decision] = index
                 if index is None:
                     index = len(groups)
                     params_list: list[torch.Tensor] = [param]
@@ -284,11 +288,10 @@ def plan_groups(
 
         children = module._modules
         if children:
-            child_in_dcn = module_kind(type(module)).is_dcn
             for child_name, child in reversed(children.items()):
                 if child is not None:
                     child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
-                    stack.append((child_prefix, child, child_in_dcn))
+                    stack.append((child_prefix, child, kind.is_dcn))
 
     # Every parameter name counts, skipped duplicates included; read only if a key decided nothing.
     names = (name for param_id, name in seen.items() if param_id not in taken_ids)

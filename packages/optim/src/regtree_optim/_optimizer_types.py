@@ -75,8 +75,8 @@ def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:
     except (NotRegisteredError, TypeError):
         return OptimizerInfo(name=repr(optimizer_cfg.get("type")), options=None)
     wrapped_keys = _WRAPPED_TYPE_KEYS.get(cls, ())
-    wrapped_key = next((key for key in wrapped_keys if key in optimizer_cfg), None)
     if wrapped_keys:
+        wrapped_key = next((key for key in wrapped_keys if key in optimizer_cfg), None)
         if wrapped_key is None:
             return OptimizerInfo(name=_name_of(cls), options=None)
         try:
