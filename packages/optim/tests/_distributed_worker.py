@@ -7,8 +7,10 @@ Run by ``runpy.run_path`` in a spawned process; the test passes ``RANK``, ``WORL
 from __future__ import annotations
 
 import datetime
+import gc
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,36 @@ def train(
         optimizer.step()
 
 
+def _train_and_save(rank: int, world_size: int, out_dir: str, steps: int) -> None:
+    model = make_model()
+    ddp = nn.parallel.DistributedDataParallel(model)
+    cfg = {
+        "type": "ZeroRedundancyOptimizer",
+        "optimizer_type": "SGD",
+        **OPTIMIZER_OPTIONS,
+        "paramwise_cfg": PARAMWISE_CFG,
+    }
+    optimizer = build_optimizer(ddp, cfg)
+    per_rank = BATCH // world_size
+    train(ddp, optimizer, make_batches(steps), slice(rank * per_rank, (rank + 1) * per_rank))
+    names = {id(p): n for n, p in model.named_parameters()}
+    # The local optimizer holds the shard this rank updates, with its group's settings.
+    local_lrs = {
+        names[id(param)]: group["lr"]
+        for group in optimizer.optim.param_groups  # type: ignore[attr-defined]
+        for param in group["params"]
+    }
+    torch.save(
+        {
+            "type": type(optimizer).__name__,
+            "params": {n: p.detach().clone() for n, p in model.named_parameters()},
+            "group_lrs": {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]},
+            "local_lrs": local_lrs,
+        },
+        Path(out_dir) / f"rank{rank}.pt",
+    )
+
+
 def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: int) -> None:
     # Keep gloo on the loopback device: a host name resolving to another interface must not
     # matter for a test that talks to 127.0.0.1 only.
@@ -69,37 +101,32 @@ def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: 
         timeout=datetime.timedelta(seconds=60),
     )
     try:
-        model = make_model()
-        ddp = nn.parallel.DistributedDataParallel(model)
-        cfg = {
-            "type": "ZeroRedundancyOptimizer",
-            "optimizer_type": "SGD",
-            **OPTIMIZER_OPTIONS,
-            "paramwise_cfg": PARAMWISE_CFG,
-        }
-        optimizer = build_optimizer(ddp, cfg)
-        per_rank = BATCH // world_size
-        train(ddp, optimizer, make_batches(steps), slice(rank * per_rank, (rank + 1) * per_rank))
-        names = {id(p): n for n, p in model.named_parameters()}
-        # The local optimizer holds the shard this rank updates, with its group's settings.
-        local_lrs = {
-            names[id(param)]: group["lr"]
-            for group in optimizer.optim.param_groups  # type: ignore[attr-defined]
-            for param in group["params"]
-        }
-        torch.save(
-            {
-                "type": type(optimizer).__name__,
-                "params": {n: p.detach().clone() for n, p in model.named_parameters()},
-                "group_lrs": {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]},
-                "local_lrs": local_lrs,
-            },
-            Path(out_dir) / f"rank{rank}.pt",
-        )
+        _train_and_save(rank, world_size, out_dir, steps)
+        # DDP's reducer and ZeRO hold the process group, and nn.Module graphs are cyclic: free
+        # them now, so the group is torn down here and not by the interpreter's finalization,
+        # where gloo's threads can abort the process ("terminate called without an active
+        # exception").
+        gc.collect()
         dist.barrier()
     finally:
         dist.destroy_process_group()
+    # Written only when every collective and the teardown succeeded; the test reports it.
+    (Path(out_dir) / f"rank{rank}.done").touch()
+
+
+def _main() -> None:
+    try:
+        run_rank(RANK, WORLD_SIZE, INIT_METHOD, OUT_DIR, STEPS)  # type: ignore[name-defined]  # noqa: F821
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    # Leave without the interpreter's finalization: no C++ destructor of torch's runs after the
+    # work is done and checked, so the exit status reports the test's work alone.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__regtree_worker__":
-    run_rank(RANK, WORLD_SIZE, INIT_METHOD, OUT_DIR, STEPS)  # type: ignore[name-defined]  # noqa: F821
+    _main()

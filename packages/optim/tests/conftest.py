@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,4 +133,7 @@ def process_group() -> Iterator[None]:
     try:
         yield
     finally:
+        # A DistributedDataParallel model is cyclic and holds the group: collect it first, so the
+        # group's gloo threads end here and not during the interpreter's finalization.
+        gc.collect()
         dist.destroy_process_group()

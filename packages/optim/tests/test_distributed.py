@@ -33,11 +33,27 @@ def _free_port() -> int:
 def _run_ranks(out_dir: Path) -> None:
     # A second try covers the one race a free port has: another process taking it meanwhile.
     attempts = 2
+    reports: list[str] = []
     for _ in range(attempts):
+        for stale in [*out_dir.glob("rank*.pt"), *out_dir.glob("rank*.done")]:
+            stale.unlink()
         exit_codes = _start_ranks(out_dir)
         if exit_codes == [0] * WORLD_SIZE:
             return
-    pytest.fail(f"ranks exited with {exit_codes} (None: killed after {JOIN_TIMEOUT_S}s), twice")
+        ranks = enumerate(exit_codes)
+        reports.append(", ".join(_rank_report(out_dir, rank, code) for rank, code in ranks))
+    pytest.fail(f"the ranks failed {attempts} times: " + "; then ".join(reports))
+
+
+def _rank_report(out_dir: Path, rank: int, exit_code: int | None) -> str:
+    status = f"killed after {JOIN_TIMEOUT_S}s" if exit_code is None else f"exit {exit_code}"
+    if (out_dir / f"rank{rank}.done").exists():
+        stage = "after its teardown"
+    elif (out_dir / f"rank{rank}.pt").exists():
+        stage = "after saving its results, before the end of its teardown"
+    else:
+        stage = "before saving its results"
+    return f"rank {rank}: {status} {stage}"
 
 
 def _start_ranks(out_dir: Path) -> list[int | None]:
