@@ -43,8 +43,8 @@ class DefaultOptimizerConstructor:
     ``merge_groups=False`` gives mmcv's one group per parameter.
 
     Subclasses that accept their own ``paramwise_cfg`` keys declare them by extending
-    :attr:`paramwise_keys`; undeclared keys in a subclass that does not declare any (constructors
-    written for mmcv) are passed on with one warning each.
+    :attr:`paramwise_keys`; a key a subclass has not declared (constructors written for mmcv read
+    such keys) is passed on with one warning per key, naming the closest declared key.
 
     Args:
         optimizer_cfg: The optimizer config (``type``, ``lr``, ``weight_decay``, ...).
@@ -87,15 +87,6 @@ class DefaultOptimizerConstructor:
 
     # -- validation --------------------------------------------------------------------------
 
-    @classmethod
-    def _declares_keys(cls) -> bool:
-        # A subclass that never touched paramwise_keys is an mmcv-era constructor: its extra keys
-        # are read by code we cannot see, so they are passed on with a warning instead of failing.
-        return (
-            cls is DefaultOptimizerConstructor
-            or cls.paramwise_keys is not DefaultOptimizerConstructor.paramwise_keys
-        )
-
     def _resolve(self) -> ParamwiseRules:
         cls = type(self)
         return resolve_rules(
@@ -103,7 +94,9 @@ class DefaultOptimizerConstructor:
             self.paramwise_cfg,
             declared_keys=frozenset(cls.paramwise_keys),
             owner=cls.__name__,
-            strict=cls._declares_keys(),
+            # Only the base class knows every key it reads: a subclass may read keys in code we
+            # cannot see (constructors written for mmcv do), so its undeclared keys warn.
+            strict=cls is DefaultOptimizerConstructor,
             accepted_options=self._optimizer_info.options,
             optimizer_name=self._optimizer_info.name,
         )

@@ -157,10 +157,10 @@ def _check_unknown_keys(
                 f"Valid keys: {', '.join(sorted(declared))}."
             )
         warnings.warn(
-            f"paramwise_cfg key {key!r} is not declared by {owner}; it is passed on because "
-            f"{owner} reads its own keys. Declare it to silence this warning (and to have typos "
-            f"rejected): paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, {key!r}). "
-            f"If it is a typo, the closest declared key is {suggestion!r}.",
+            f"paramwise_cfg key {key!r} is not declared by {owner}; it is passed on for "
+            f"{owner}'s own code to read. If it is a typo, the closest declared key is "
+            f"{suggestion!r}; if {owner} reads it, declare it to silence this warning: "
+            f"paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, {key!r}).",
             UserWarning,
             stacklevel=5,
         )
