@@ -6,7 +6,7 @@ from _collections_abc import Mapping
 
 from ._errors import NotRegisteredError
 from ._registry import Registry, registry_label
-from ._scope import DEFAULT_SCOPE, check_scope, default_scope
+from ._scope import active_scope, check_scope, default_scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def build_from_cfg(
             return build_from_cfg(kwargs, registry)
     obj_type = kwargs.pop("type", _MISSING)
     if type(obj_type) is str or isinstance(obj_type, str):
-        active = DEFAULT_SCOPE.get()
+        active = active_scope()
         if active is None:
             # The own dict first, inline: a hit there is final (names hold no dots). A subclass
             # may override get(), so only a plain Registry takes the shortcut.

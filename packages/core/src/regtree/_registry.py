@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from . import _plugins
 from ._errors import AlreadyRegisteredError, ScopeConflictError
-from ._scope import DEFAULT_SCOPE, check_scope, infer_scope
+from ._scope import active_scope, check_scope, infer_scope
 
 # ``typing`` costs more to import than all of regtree; the interpreter takes stand-ins.
 TYPE_CHECKING = False
@@ -530,7 +530,7 @@ class Registry(Generic[T]):
             except (KeyError, TypeError):  # TypeError: an unhashable type value
                 pass
             else:
-                if "_scope_" not in cfg and DEFAULT_SCOPE.get() is None:
+                if "_scope_" not in cfg and active_scope() is None:
                     params = cfg.copy()
                     del params["type"]
                     try:
