@@ -27,6 +27,8 @@ else:
 
 __all__ = ["Registry", "registry_label"]
 
+# The inline entries of a registry whose builds always take the full path.
+_NO_ENTRIES: Mapping[str, Any] = MappingProxyType({})
 # What the lookup cache holds for a key that found nothing.
 _MISS: Any = object()
 # Lookups that leave the own dict (ancestors, other scopes, misses) are cached up to this many
@@ -72,7 +74,7 @@ class Registry(Generic[T]):
         "_cache_in_use",
         "_children",
         "_importing_locations",
-        "_inline_build",
+        "_inline_entries",
         "_locations",
         "_locations_lock",
         "_locations_pending",
@@ -131,10 +133,15 @@ class Registry(Generic[T]):
         self._module_dict: dict[str, Callable[..., T]] = {}
         self._locations = tuple(locations)
         self._locations_pending = bool(self._locations)
-        # build() may take build_from_cfg's common case inline: never for a subclass (it may
-        # override get()) nor before the locations are imported (they may register entries).
-        self._inline_build = (
-            build_func is build_from_cfg and type(self) is Registry and not self._locations_pending
+        # The entries build() may call inline, in build_from_cfg's common case: none for a
+        # subclass (it may override get()) nor before the locations are imported (they may
+        # register entries). A dict, not a flag: the fast path is then one lookup.
+        self._inline_entries: Mapping[str, Callable[..., T]] = (
+            self._module_dict
+            if build_func is build_from_cfg
+            and type(self) is Registry
+            and not self._locations_pending
+            else _NO_ENTRIES
         )
         self._importing_locations = False
         self._locations_lock = RLock()
@@ -384,7 +391,8 @@ class Registry(Generic[T]):
                 self._locations_pending = False
                 from ._build import build_from_cfg
 
-                self._inline_build = self._build_func is build_from_cfg and type(self) is Registry
+                if self._build_func is build_from_cfg and type(self) is Registry:
+                    self._inline_entries = self._module_dict
             finally:
                 self._importing_locations = False
 
@@ -519,14 +527,14 @@ class Registry(Generic[T]):
         Returns:
             The built object.
         """
-        if self._inline_build and type(cfg) is dict and not args and not kwargs:
+        if type(cfg) is dict and not args and not kwargs:
             # build_from_cfg's common case, inline: a plain dict whose type names an entry of
             # this very registry, no scope in play. Every model and layer is built through here,
             # and one call frame less is a third of the cost. Anything else (no type, a class,
             # a miss, a scope) takes the full path below, which explains what is wrong.
             try:
                 obj_type = cfg["type"]
-                target = self._module_dict[obj_type]
+                target = self._inline_entries[obj_type]
             except (KeyError, TypeError):  # TypeError: an unhashable type value
                 pass
             else:
