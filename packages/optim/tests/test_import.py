@@ -24,12 +24,19 @@ def test_public_names() -> None:
     assert all(hasattr(regtree_optim, name) for name in regtree_optim.__all__)
 
 
-def test_import_warns_nothing_and_defers_zero_redundancy_optimizer() -> None:
+def test_import_warns_nothing_and_registers_a_deferred_zero_redundancy_optimizer() -> None:
     code = (
         "import sys, regtree_optim; "
         "assert 'torch.distributed.optim' not in sys.modules, 'imported torch.distributed.optim'; "
         "assert 'torchvision' not in sys.modules, 'imported torchvision'; "
-        "assert 'ZeroRedundancyOptimizer' in regtree_optim.OPTIMIZERS"
+        "zero = regtree_optim.OPTIMIZERS.get('ZeroRedundancyOptimizer'); "
+        "import inspect, torch; "
+        "assert inspect.isclass(zero) and issubclass(zero, torch.optim.Optimizer); "
+        "assert zero.__name__ == zero.__qualname__ == 'ZeroRedundancyOptimizer'; "
+        "assert not isinstance(torch.optim.SGD([torch.zeros(1)]), zero); "
+        "assert not issubclass(torch.optim.SGD, zero); "
+        "assert list(inspect.signature(zero).parameters)[:2] == ['params', 'optimizer_type']; "
+        "assert 'torch.distributed.optim' not in sys.modules, 'the checks imported it'"
     )
     result = subprocess.run(
         [sys.executable, "-W", "error", "-c", code],

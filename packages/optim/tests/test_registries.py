@@ -119,18 +119,56 @@ def test_zero_redundancy_optimizer_accepts_torchs_optimizer_class_keyword(local:
     # The local optimizer's options are checked with optimizer_class= too.
     with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts"):
         DefaultOptimizerConstructor(cfg, {"custom_keys": {"bias": {"betas": (0.9, 0.9)}}})
-    # torch's own positional form goes through the registered factory as well.
+    # torch's own positional form goes through the registered stand-in as well.
     factory = OPTIMIZERS.get("ZeroRedundancyOptimizer")
     assert factory is not None
     assert isinstance(factory(model.parameters(), local, lr=0.1).optim, torch.optim.SGD)
 
 
 @pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+@pytest.mark.usefixtures("process_group")
+def test_zero_redundancy_optimizer_stands_for_torchs_class() -> None:
+    from torch.distributed.optim import ZeroRedundancyOptimizer as TorchZero
+
+    stand_in = OPTIMIZERS.get("ZeroRedundancyOptimizer")
+    assert stand_in is not None
+    optimizer = stand_in(nn.Linear(2, 2).parameters(), "SGD", lr=0.1)
+    assert type(optimizer) is TorchZero
+    assert isinstance(optimizer, stand_in)
+    assert issubclass(TorchZero, stand_in)
+    assert not isinstance(torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1), stand_in)
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+@pytest.mark.usefixtures("process_group")
+def test_zero_redundancy_optimizer_keeps_one_group_per_parameter_with_merge_off() -> None:
+    from torch.distributed.optim import ZeroRedundancyOptimizer as TorchZero
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 1))
+    cfg = {
+        "type": "ZeroRedundancyOptimizer",
+        "optimizer_type": "SGD",
+        "lr": 0.1,
+        "paramwise_cfg": {"bias_lr_mult": 2, "merge_groups": False},
+    }
+    optimizer = build_optimizer(model, cfg)
+    assert isinstance(optimizer, TorchZero)
+    # Built through add_param_group, which keeps ZeRO's partition in step with the groups.
+    assert [g["param_names"] for g in optimizer.param_groups] == [
+        ["0.weight"],
+        ["0.bias"],
+        ["1.weight"],
+        ["1.bias"],
+    ]
+    assert [g["lr"] for g in optimizer.param_groups] == [0.1, 0.1 * 2, 0.1, 0.1 * 2]
+    owned = [p for g in optimizer.optim.param_groups for p in g["params"]]
+    assert len(owned) == 4
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
 def test_zero_redundancy_optimizer_needs_exactly_one_local_optimizer() -> None:
     factory = OPTIMIZERS.get("ZeroRedundancyOptimizer")
     assert factory is not None
-    assert factory.__name__ == factory.__qualname__ == "ZeroRedundancyOptimizer"
-    assert "factory" in (factory.__doc__ or "")
     params = list(nn.Linear(2, 2).parameters())
     with pytest.raises(TypeError, match=r"got both of optimizer_type and optimizer_class"):
         factory(params, optimizer_type="SGD", optimizer_class=torch.optim.SGD, lr=0.1)

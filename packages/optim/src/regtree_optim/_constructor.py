@@ -17,6 +17,7 @@ from ._module_kinds import unwrap_model
 from ._optimizer_types import OptimizerInfo, describe_optimizer, resolve_optimizer_type
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS
+from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
 
@@ -274,13 +275,14 @@ def _splits_safely(optimizer_type: object) -> bool:
         cls = resolve_optimizer_type(optimizer_type)
     except (NotRegisteredError, TypeError):
         return False
-    # LBFGS caches its single group's parameter list; an overridden add_param_group (such as
-    # ZeroRedundancyOptimizer's) keeps state derived from the groups.
+    # LBFGS caches its single group's parameter list; an overridden add_param_group keeps state
+    # derived from the groups, as ZeroRedundancyOptimizer's does (its registered stand-in
+    # inherits Optimizer's, so it is named here).
     return (
         isinstance(cls, type)
         and issubclass(cls, Optimizer)
         and cls.add_param_group is Optimizer.add_param_group
-        and not issubclass(cls, torch.optim.LBFGS)
+        and not issubclass(cls, (torch.optim.LBFGS, ZeroRedundancyOptimizer))
     )
 
 
