@@ -81,7 +81,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=TORCH_PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """Run mypy --strict over every package's source."""
+    """Run mypy --strict over every package's source, the main job and the benchmarks."""
     session.install("-c", CONSTRAINTS, "mypy", "torch", "types-PyYAML")
     session.run(
         "mypy",
@@ -89,6 +89,8 @@ def typecheck(session: nox.Session) -> None:
         str(ROOT / "pyproject.toml"),
         *[arg for name in IMPORT_NAMES.values() for arg in ("-p", name)],
     )
+    # The main job and the benchmarks are code users read and run: held to the same standard.
+    session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), "examples", "benchmarks")
 
 
 @nox.session(python=CORE_PYTHONS)

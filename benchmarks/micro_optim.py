@@ -72,7 +72,7 @@ def main() -> None:
     model = make_model()
     count = sum(1 for _ in model.parameters())
     base = {"type": "SGD", "lr": 0.01, "momentum": 0.9, "weight_decay": 1e-4}
-    base_options = {key: value for key, value in base.items() if key != "type"}
+    base_options: dict[str, Any] = {key: value for key, value in base.items() if key != "type"}
     ours = {**base, "paramwise_cfg": PARAMWISE_CFG}
     unmerged = {**base, "paramwise_cfg": {**PARAMWISE_CFG, "merge_groups": False}}
     print(f"model: {count} parameter tensors, torch {torch.__version__}")
@@ -97,8 +97,9 @@ def main() -> None:
     )
 
     tied = make_model()
+    blocks: Any = tied.body  # an nn.Sequential of (conv, norm) pairs
     for index in range(1, BLOCKS - 1):
-        tied.body[index][0].weight = tied.body[0][0].weight
+        blocks[index][0].weight = blocks[0][0].weight
     bypass = {**base, "paramwise_cfg": {**PARAMWISE_CFG, "bypass_duplicate": True}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

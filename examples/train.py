@@ -255,7 +255,7 @@ def train(
         losses: dict[str, torch.Tensor] = compute_losses(batch)
         total = torch.stack(list(losses.values())).sum()
         optimizer.zero_grad(set_to_none=True)
-        total.backward()
+        total.backward()  # type: ignore[no-untyped-call]  # untyped in torch's stubs
         optimizer.step()
         history.append(float(total.detach()))
         if progress is not None:
