@@ -102,10 +102,10 @@ def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: 
     )
     try:
         _train_and_save(rank, world_size, out_dir, steps)
-        # DDP's reducer and ZeRO hold the process group, and nn.Module graphs are cyclic: free
-        # them now, so the group is torn down here and not by the interpreter's finalization,
-        # where gloo's threads can abort the process ("terminate called without an active
-        # exception").
+        # Free what Python holds of the model, DDP and ZeRO (nn.Module graphs are cyclic). DDP's
+        # C++ reducer still keeps the group alive after destroy_process_group(), so _main leaves
+        # without finalization: gloo's threads torn down there can abort the process
+        # ("terminate called without an active exception", seen on a CI machine).
         gc.collect()
         dist.barrier()
     finally:

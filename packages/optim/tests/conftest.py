@@ -133,7 +133,8 @@ def process_group() -> Iterator[None]:
     try:
         yield
     finally:
-        # A DistributedDataParallel model is cyclic and holds the group: collect it first, so the
-        # group's gloo threads end here and not during the interpreter's finalization.
+        # Free what Python holds of the group (optimizers, modules in cycles) before destroying
+        # it. An untrained DDP's C++ reducer may still keep this one-rank group until exit; with
+        # no work in flight its idle threads are harmless there.
         gc.collect()
         dist.destroy_process_group()
