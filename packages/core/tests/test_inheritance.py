@@ -58,8 +58,11 @@ def test_two_bases_with_one_top_level_key_name_both_files(tmp_path: Path) -> Non
     write(tmp_path, "a.toml", "[model]\ndepth = 1\n")
     write(tmp_path, "b.json", '{"model": {"width": 2}}')
     path = write(tmp_path, "cfg.json", '{"_base_": ["a.toml", "b.json"]}')
-    with pytest.raises(ConfigError, match=r"cfg\.json: its bases .*a\.toml and .*b\.json both "
-                       r"define the top-level key 'model'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.json: its bases .*a\.toml and .*b\.json both "
+        r"define the top-level key 'model'",
+    ):
         load_config(path)
 
 
@@ -67,7 +70,9 @@ def test_a_cycle_names_the_chain(tmp_path: Path) -> None:
     write(tmp_path, "a.json", '{"_base_": "b.json", "x": 1}')
     write(tmp_path, "b.json", '{"_base_": "c.json", "y": 1}')
     write(tmp_path, "c.json", '{"_base_": "a.json", "z": 1}')
-    with pytest.raises(ConfigError, match=r"cycle: .*a\.json -> .*b\.json -> .*c\.json -> .*a\.json"):
+    with pytest.raises(
+        ConfigError, match=r"cycle: .*a\.json -> .*b\.json -> .*c\.json -> .*a\.json"
+    ):
         load_config(tmp_path / "a.json")
 
 
@@ -79,8 +84,11 @@ def test_a_file_that_is_its_own_base_is_a_cycle(tmp_path: Path) -> None:
 
 def test_a_missing_base_names_the_file_that_names_it(tmp_path: Path) -> None:
     path = write(tmp_path, "cfg.json", '{"_base_": "absent.toml", "x": 1}')
-    with pytest.raises(ConfigError, match=r"cfg\.json: cannot read its base 'absent\.toml'.*"
-                       r"relative to the file"):
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.json: cannot read its base 'absent\.toml'.*"
+        r"relative to the file",
+    ):
         load_config(path)
 
 
@@ -135,7 +143,9 @@ def test_a_list_replaces_the_base_list(tmp_path: Path) -> None:
 
 def test_a_base_reference_is_the_value_of_the_merged_bases(tmp_path: Path) -> None:
     pytest.importorskip("yaml")
-    write(tmp_path, "base.toml", '[model]\nnum_classes = 80\nwidths = [8, 16]\n[data]\nroot = "/d"\n')
+    write(
+        tmp_path, "base.toml", '[model]\nnum_classes = 80\nwidths = [8, 16]\n[data]\nroot = "/d"\n'
+    )
     path = write(
         tmp_path,
         "cfg.yaml",
@@ -152,8 +162,11 @@ def test_a_base_reference_is_the_value_of_the_merged_bases(tmp_path: Path) -> No
 def test_a_reference_to_a_missing_value_names_the_closest(tmp_path: Path) -> None:
     write(tmp_path, "base.json", '{"model": {"num_classes": 80}}')
     path = write(tmp_path, "cfg.json", '{"_base_": "base.json", "n": "{{_base_.model.num_class}}"}')
-    with pytest.raises(ConfigError, match=r"names no value of its bases: .*'model\.num_class' "
-                       r"\(did you mean 'model\.num_classes'\?\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"names no value of its bases: .*'model\.num_class' "
+        r"\(did you mean 'model\.num_classes'\?\)",
+    ):
         load_config(path)
 
 

@@ -19,19 +19,11 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_yaml_gives_lines_json_and_toml_the_file_overrides_their_text(tmp_path: Path) -> None:
     pytest.importorskip("yaml")
     toml = write(tmp_path, "model.toml", '[model]\ntype = "Det"\ndepth = 50\n')
-    json_file = write(
-        tmp_path, "data.json", json.dumps({"data": {"root": "/d", "sizes": [1, 2]}})
-    )
+    json_file = write(tmp_path, "data.json", json.dumps({"data": {"root": "/d", "sizes": [1, 2]}}))
     cfg = write(
         tmp_path,
         "cfg.yaml",
-        "_base_: [model.toml, data.json]\n"
-        "model:\n"
-        "  depth: 18\n"
-        "data:\n"
-        "  sizes:\n"
-        "    - 3\n"
-        "    - 4\n",
+        "_base_: [model.toml, data.json]\nmodel:\n  depth: 18\ndata:\n  sizes:\n    - 3\n    - 4\n",
     )
     origins = config_origins(cfg, ["data.sizes.1=5", "+extra={}"])
     assert origins == {

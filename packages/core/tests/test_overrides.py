@@ -113,14 +113,20 @@ def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:
 
 @pytest.mark.parametrize("override", ["model.heads.2.num_classes=1", "~model.heads.-3"])
 def test_an_index_out_of_range_is_an_error(path: Path, override: str) -> None:
-    with pytest.raises(ConfigError, match=r"index -?\d of 'model\.heads' is out of range: the "
-                       r"list has 2 items \(indices: 0 to 1, or -2 to -1\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"index -?\d of 'model\.heads' is out of range: the "
+        r"list has 2 items \(indices: 0 to 1, or -2 to -1\)",
+    ):
         load_config(path, [override])
 
 
 def test_a_key_where_a_list_is_is_an_error(path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"'model\.heads' is a list, so the part after it is "
-                       r"an index, not 'first'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'model\.heads' is a list, so the part after it is "
+        r"an index, not 'first'",
+    ):
         load_config(path, ["model.heads.first.num_classes=1"])
 
 
@@ -141,9 +147,7 @@ def test_a_path_through_a_scalar_is_an_error(path: Path) -> None:
         ("model.depth=[1] 2", r"unexpected '2' after the value"),
     ],
 )
-def test_a_malformed_override_says_what_would_work(
-    path: Path, override: str, problem: str
-) -> None:
+def test_a_malformed_override_says_what_would_work(path: Path, override: str, problem: str) -> None:
     with pytest.raises(ConfigError, match=problem):
         load_config(path, [override])
 

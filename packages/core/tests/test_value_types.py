@@ -97,7 +97,9 @@ class Backbone:
 
 
 class Detector:
-    def __init__(self, backbone: Backbone, num_classes: int, names: list[str] | None = None) -> None:
+    def __init__(
+        self, backbone: Backbone, num_classes: int, names: list[str] | None = None
+    ) -> None:
         self.backbone = backbone
 
 

@@ -110,5 +110,7 @@ def test_a_non_string_key_is_refused_with_its_line(tmp_path: Path) -> None:
     pytest.importorskip("yaml")
     from regtree.config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"line 2, column 3: .*key 1 is not a string; config keys"):
+    with pytest.raises(
+        ConfigError, match=r"line 2, column 3: .*key 1 is not a string; config keys"
+    ):
         load_config(write(tmp_path, "cfg.yaml", "model:\n  1: a\n"))

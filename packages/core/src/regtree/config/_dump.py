@@ -15,7 +15,7 @@ from ._scalars import resolve_plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 __all__ = ["DUMP_FORMATS", "DumpError", "dump_config"]
 
@@ -99,7 +99,8 @@ def _yaml_block(
 ) -> None:
     """Write a non-empty mapping or list as block YAML; ``first_prefix`` starts its first line."""
     pad = " " * indent
-    entries = value.items() if isinstance(value, dict) else enumerate(value)  # type: ignore[attr-defined]
+    entries: Iterable[tuple[object, object]]
+    entries = value.items() if isinstance(value, dict) else enumerate(value)  # type: ignore[arg-type]
     for position, (key, item) in enumerate(entries):
         lead = pad if position or first_prefix is None else first_prefix
         head = f"{lead}- " if isinstance(value, list) else f"{lead}{_yaml_str(str(key))}:"
@@ -181,17 +182,19 @@ def _toml_table(
         else:
             lines.append(f"{_toml_key(key)} = {_toml_value(value, here)}{_comment(here, origins)}")
     for key, value in tables:
-        header_path = ".".join(_toml_key(str(part)) for part in (*path, key) if isinstance(part, str))
+        header_path = ".".join(
+            _toml_key(str(part)) for part in (*path, key) if isinstance(part, str)
+        )
         _toml_table(lines, (*path, key), value, origins, f"[{header_path}]")
     for key, items in arrays:
-        header_path = ".".join(_toml_key(str(part)) for part in (*path, key) if isinstance(part, str))
+        header_path = ".".join(
+            _toml_key(str(part)) for part in (*path, key) if isinstance(part, str)
+        )
         for index, item in enumerate(items):
             _toml_table(lines, (*path, key, index), item, origins, f"[[{header_path}]]")
 
 
-def _inline_comment(
-    path: tuple[str | int, ...], value: object, origins: Mapping[str, str]
-) -> str:
+def _inline_comment(path: tuple[str | int, ...], value: object, origins: Mapping[str, str]) -> str:
     """The origins of an item written on one line (an inline table holds several values)."""
     if _is_leaf(value):
         return _comment(path, origins)

@@ -206,8 +206,9 @@ class _Parser:
             return _ESCAPES[code]
         width = _HEX_ESCAPES.get(code)
         digits = self.text[self.pos + 1 : self.pos + 1 + width] if width else ""
-        if width and len(digits) == width and all(c in "0123456789abcdefABCDEF" for c in digits):
-            if int(digits, 16) <= 0x10FFFF:
-                self.pos += 1 + width
-                return chr(int(digits, 16))
-        self.fail(f"unknown escape '\\{code}' in a double-quoted string")
+        hexadecimal = width is not None and len(digits) == width
+        hexadecimal = hexadecimal and all(c in "0123456789abcdefABCDEF" for c in digits)
+        if hexadecimal and int(digits, 16) <= 0x10FFFF:
+            self.pos += 1 + (width or 0)
+            return chr(int(digits, 16))
+        return self.fail(f"unknown escape '\\{code}' in a double-quoted string")

@@ -1,4 +1,4 @@
-"""Inheritance (SPEC 5.2): ``_base_`` files merged under a file, ``_delete_``, ``{{_base_.a.b}}``."""
+"""Inheritance (SPEC 5.2): ``_base_`` files merged under a file; ``_delete_``; ``{{_base_.x}}``."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def _substitute(filename: str, node: Table | Items, bases: Table) -> None:
                 _check_no_reference(filename, child)
                 continue
             value = _lookup(filename, bases, found.group(1), child.origin)
-            node[key] = copy_tree(value, child.origin)  # type: ignore[index]
+            node[key] = copy_tree(value, child.origin)  # type: ignore[index, call-overload]
 
 
 def _lookup(filename: str, bases: Table, dotted: str, origin: str) -> Node:
@@ -181,9 +181,7 @@ def _check_no_reference(filename: str, node: Node) -> None:
             if whole
             else "a reference must be the whole value (it stands for a value of any type)"
         )
-        raise ConfigError(
-            filename, f"cannot replace {node.value!r}: {problem}", _line(node.origin)
-        )
+        raise ConfigError(filename, f"cannot replace {node.value!r}: {problem}", _line(node.origin))
 
 
 def _line(origin: str) -> int | None:

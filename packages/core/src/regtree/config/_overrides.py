@@ -1,4 +1,4 @@
-"""Command-line overrides in Hydra's grammar (SPEC 5.2): ``a.b=1``, ``+a.c=2``, ``++a.d=3``, ``~a.b``.
+"""Overrides in Hydra's grammar (SPEC 5.2): ``a.b=1``, ``+a.c=2``, ``++a.d=3``, ``~a.b``.
 
 A path is keys joined by dots; where the value reached so far is a list, a part is an index
 (``model.heads.1.num_classes=3``; ``-1`` is the last item). The value is a YAML 1.2 flow value.

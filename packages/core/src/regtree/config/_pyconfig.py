@@ -18,8 +18,7 @@ from ._tree import Items, Leaf, Table, copy_tree, from_plain, to_plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
-    from typing import NoReturn
+    from collections.abc import Callable, Iterator, Mapping, Sized
 
     from ._tree import Node
 
@@ -225,9 +224,7 @@ class _Evaluator:
                 value = current
             self.assign(statement.target, value, self.names)
         elif isinstance(statement, ast.Expr):
-            if isinstance(statement.value, ast.Constant) and isinstance(
-                statement.value.value, str
-            ):
+            if isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
                 return  # a docstring or a comment written as a string
             if not isinstance(statement.value, ast.Call):
                 raise _Refused(statement, f"the statement {_source(statement)!r}")
@@ -472,7 +469,9 @@ class _Evaluator:
             parts.append(_format(value, plain, spec))
         return self.leaf(node, "".join(parts))
 
-    def expr_ListComp(self, node: ast.ListComp | ast.GeneratorExp, names: Mapping[str, Node]) -> Node:
+    def expr_ListComp(
+        self, node: ast.ListComp | ast.GeneratorExp, names: Mapping[str, Node]
+    ) -> Node:
         items = Items(self.origin(node))
         for scope in self.comprehension(node, node.generators, names):
             items.append(self.expr(node.elt, scope))
@@ -514,9 +513,9 @@ class _Evaluator:
     def expr_Call(self, node: ast.Call, names: Mapping[str, Node]) -> Node:
         if isinstance(node.func, ast.Attribute):
             owner = node.func.value
-            if isinstance(owner, ast.Name) and owner.id not in names:
-                if not _PLACEHOLDER_NAME.fullmatch(owner.id):
-                    raise _Refused(node, f"a call of {_source(node.func)!r}")
+            unknown = isinstance(owner, ast.Name) and owner.id not in names
+            if unknown and not _PLACEHOLDER_NAME.fullmatch(owner.id):  # type: ignore[attr-defined]
+                raise _Refused(node, f"a call of {_source(node.func)!r}")
             return self.method(node, self.expr(owner, names), node.func.attr, names)
         if not isinstance(node.func, ast.Name) or node.func.id not in _PURE_BUILTINS:
             raise _Refused(node, f"a call of {_source(node.func)!r}")
@@ -528,7 +527,10 @@ class _Evaluator:
         args: list[object] = []
         for argument in node.args:
             if isinstance(argument, ast.Starred):
-                args.extend(to_plain(self.expr(argument.value, names)))  # type: ignore[call-overload]
+                spread = to_plain(self.expr(argument.value, names))
+                if not isinstance(spread, list | str | dict):
+                    raise _Invalid(argument, f"'*' needs a list, got {_show_plain(spread)}")
+                args.extend(spread)
             else:
                 args.append(to_plain(self.expr(argument, names)))
         kwargs: dict[str, object] = {}
@@ -551,7 +553,7 @@ class _Evaluator:
             value = _PURE_BUILTINS[name](*args, **kwargs)
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise _Invalid(node, f"{name}(): {exc}") from None
-        if isinstance(value, zip | enumerate | reversed):  # type: ignore[misc]
+        if isinstance(value, zip | enumerate | reversed):
             value = [list(entry) if isinstance(entry, tuple) else entry for entry in value]
         return self.leaf(node, value)
 
@@ -577,7 +579,9 @@ class _Evaluator:
         return table
 
     def method(self, node: ast.Call, target: Node, name: str, names: Mapping[str, Node]) -> Node:
-        kind = dict if isinstance(target, Table) else list if isinstance(target, Items) else None
+        kind: type | None = None
+        if isinstance(target, Table | Items):
+            kind = dict if isinstance(target, Table) else list
         if kind is None and isinstance(target, Leaf) and isinstance(target.value, str):
             kind = str
         if kind is None or name not in _METHODS[kind]:
@@ -759,7 +763,7 @@ def _check_bounds(node: ast.AST, value: object) -> None:
         _check_length(node, value)
 
 
-def _check_length(node: ast.AST, value: str | list[object] | dict[str, object]) -> None:
+def _check_length(node: ast.AST, value: Sized) -> None:
     kind = "str" if isinstance(value, str) else "dict" if isinstance(value, dict) else "list"
     _check_size(node, len(value), kind)
 
@@ -825,7 +829,7 @@ def _show(node: Node) -> str:
 
 
 def _show_plain(value: object) -> str:
-    kind = {dict: "dict", list: "list", str: "str"}.get(type(value), type(value).__name__)
+    kind = type(value).__name__
     text = repr(value)
     return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"
 

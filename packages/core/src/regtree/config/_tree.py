@@ -225,6 +225,8 @@ def descend(
             )
         current = child
     return current
+
+
 def copy_tree(node: Node, origin: str | None = None) -> Node:
     """Copy a tree; with ``origin``, every node of the copy gets that origin."""
     if isinstance(node, Table):
