@@ -20,6 +20,8 @@ def test_public_names() -> None:
         "register_dcn_type",
         "register_norm_type",
         "register_wrapper_type",
+        "SCHEDULERS",
+        "build_scheduler",
     }
     assert all(hasattr(regtree_optim, name) for name in regtree_optim.__all__)
 
