@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from inspect import Signature
     from typing import Any
 
-    from ._registry import Registry
+    from .._registry import Registry
 
 __all__ = [
     "PROBLEM_KINDS",
@@ -29,6 +29,7 @@ PROBLEM_KINDS: tuple[str, ...] = (
     "invalid-scope",
     "unknown-keyword",
     "missing-keyword",
+    "wrong-type",
 )
 
 # Keys that build_from_cfg consumes itself and never passes on.
@@ -147,7 +148,7 @@ def validate_config(
     Raises:
         TypeError: ``cfg`` is neither a mapping nor a list, or ``default_args`` is not a mapping.
     """
-    from ._registry import Registry
+    from .._registry import Registry
 
     if not isinstance(registry, Registry):
         raise TypeError(f"registry must be a Registry, got {registry!r}")
@@ -220,7 +221,7 @@ class _Checker:
         top_level: bool,
     ) -> None:
         """Check one config mapping and everything nested in it."""
-        from ._scope import default_scope
+        from .._scope import default_scope
 
         if id(cfg) in self._open:
             return
@@ -238,7 +239,7 @@ class _Checker:
     def _scope_of(self, cfg: Mapping[Any, object], path: tuple[str | int, ...]) -> str | None:
         if "_scope_" not in cfg:
             return None
-        from ._scope import check_scope
+        from .._scope import check_scope
 
         scope = cfg["_scope_"]
         try:
@@ -261,7 +262,7 @@ class _Checker:
         elif "type" in default_args:
             type_value = default_args["type"]
         else:
-            from ._registry import registry_label
+            from .._registry import registry_label
 
             self.add(
                 (*path, "type"),
@@ -273,8 +274,10 @@ class _Checker:
         if type_value is not _MISSING:
             target = self._resolve(type_value, (*path, "type"), top_level=top_level)
         if target is not None:
-            given = [key for key in cfg if key not in _RESERVED_KEYS]
-            given += [key for key in default_args if key not in _RESERVED_KEYS and key not in cfg]
+            given = {key: value for key, value in cfg.items() if key not in _RESERVED_KEYS}
+            for key, value in default_args.items():
+                if key not in _RESERVED_KEYS and key not in cfg:
+                    given[key] = value
             self._check_keywords(target, type_value, given, path)
         for key, value in cfg.items():
             if key not in _RESERVED_KEYS:
@@ -289,8 +292,8 @@ class _Checker:
                 return found
             suggestions = suggest_keys(self.registry, type_value)
             if top_level or suggestions or _known_scope(self.registry, type_value):
-                from ._diagnostics import describe_miss
-                from ._scope import current_scope
+                from .._diagnostics import describe_miss
+                from .._scope import current_scope
 
                 message = describe_miss(self.registry, type_value, current_scope())
                 self.add(path, "unknown-type", message, suggestions)
@@ -310,7 +313,7 @@ class _Checker:
         self,
         target: Callable[..., object],
         type_value: object,
-        given: list[Any],
+        given: Mapping[Any, object],
         path: tuple[str | int, ...],
     ) -> None:
         signature = _signature(target)
@@ -347,6 +350,7 @@ class _Checker:
                     f"{shown} takes no keyword {key!r}{hint} (accepted: {accepted})",
                     close,
                 )
+        self._check_values(signature, given, path)
         for parameter in parameters:
             if parameter.default is not Parameter.empty:
                 continue
@@ -366,6 +370,24 @@ class _Checker:
                     "which a config cannot give",
                 )
 
+    def _check_values(
+        self, signature: Signature, given: Mapping[Any, object], path: tuple[str | int, ...]
+    ) -> None:
+        """Check each value against the annotation of the parameter it goes to (SPEC 5.4)."""
+        from inspect import Parameter
+
+        from ._types import type_mismatch
+
+        for key, value in given.items():
+            parameter = signature.parameters.get(key) if isinstance(key, str) else None
+            if parameter is None or parameter.annotation is Parameter.empty:
+                continue
+            if parameter.kind in (Parameter.VAR_POSITIONAL, Parameter.VAR_KEYWORD):
+                continue
+            expected = type_mismatch(value, parameter.annotation)
+            if expected is not None:
+                self.add((*path, key), "wrong-type", f"expected {expected}, got {_shown(value)}")
+
 
 def resolve_key(registry: Registry[Any], key: str) -> Callable[..., Any] | None:
     """Look ``key`` up as ``build`` does: through the default scope's registry, then ``registry``.
@@ -377,8 +399,8 @@ def resolve_key(registry: Registry[Any], key: str) -> Callable[..., Any] | None:
     Returns:
         The registered object, or None.
     """
-    from ._build import _resolve_in_scope
-    from ._scope import current_scope
+    from .._build import _resolve_in_scope
+    from .._scope import current_scope
 
     scope = current_scope()
     if scope is None:
@@ -401,7 +423,7 @@ def suggest_keys(registry: Registry[Any], key: str, limit: int = 5) -> tuple[str
     Returns:
         The suggestions, closest first.
     """
-    from ._diagnostics import closest
+    from .._diagnostics import closest
 
     by_name: dict[str, list[str]] = {}
     offered: set[tuple[str, int]] = set()
@@ -450,9 +472,19 @@ def _signature(target: Callable[..., object]) -> Signature | None:
     from inspect import signature
 
     try:
-        return signature(target)
+        try:
+            # Annotations as objects, for the value checks (`from __future__ import annotations`
+            # leaves them as strings).
+            return signature(target, eval_str=True)
+        except Exception:  # a name only the type checker sees: keep the strings, check nothing
+            return signature(target)
     except (TypeError, ValueError):  # builtins and some extension types have none
         return None
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _describe(value: object) -> str:

@@ -1,0 +1,96 @@
+"""Loading a config: its file and the files it inherits, merged, then the overrides (SPEC 5, 5.2).
+
+The work lives in small modules, imported on the first load so that ``import regtree`` stays
+light: `_files` reads one file (`_yaml` for YAML 1.2), `_inherit` merges the ``_base_`` files,
+`_overrides` applies ``--set`` texts, and `_tree` carries every value's origin through all of it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._errors import ConfigError
+from ._files import SUPPORTED_SUFFIXES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from ._tree import Table
+
+__all__ = ["SUPPORTED_SUFFIXES", "ConfigError", "config_origins", "load_config"]
+
+
+def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> dict[str, Any]:
+    """Read a config file with the files it inherits, then apply overrides.
+
+    The format follows the extension: JSON (``.json``) and TOML (``.toml``) through the standard
+    library, YAML (``.yaml``, ``.yml``) through PyYAML (``pip install 'regtree[yaml]'``) under
+    YAML 1.2's core schema. ``_base_`` names files (of any format, relative to the file) merged
+    under this one; ``_delete_: true`` replaces a base's mapping instead of merging into it;
+    ``'{{_base_.a.b}}'`` is a value of the bases. Overrides follow Hydra's grammar:
+    ``a.b=1`` replaces, ``+a.c=2`` adds, ``++a.d=3`` adds or replaces, ``~a.b`` deletes; an
+    integer part indexes a list; values are YAML flow values (``1e-4``, ``[16, 32]``,
+    ``{type: Net}``).
+
+    Args:
+        path: The config file.
+        overrides: Override texts, applied in order after inheritance.
+
+    Returns:
+        The merged config, as a new dict of plain values (dicts, lists, str, int, float, bool,
+        None).
+
+    Raises:
+        ConfigError: A file's extension is not supported, it is not UTF-8, its syntax is wrong,
+            its top level is not a mapping, it holds no settings, its inheritance is wrong (a
+            missing base, a key from two bases, a cycle), or an override does not fit.
+        OSError: The file cannot be opened (missing, a directory, no permission).
+        TypeError: ``overrides`` is a str or holds something that is not a str.
+    """
+    from ._tree import to_plain
+
+    config: dict[str, Any] = to_plain(_resolve(path, overrides))  # type: ignore[assignment]
+    return config
+
+
+def config_origins(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> dict[str, str]:
+    """Say where each value of the merged config was set.
+
+    Args:
+        path: The config file.
+        overrides: Override texts, as `load_config` takes them.
+
+    Returns:
+        For every leaf of the merged config (a value that is not a mapping or a list, or an
+        empty one), its dotted path (list items by index: ``'model.widths.0'``) mapped to the
+        origin of its value: ``'file:line'`` for YAML, ``'file'`` for JSON and TOML (whose
+        parsers give no lines), ``"override 'TEXT'"`` for an override. Files are named by their
+        path as given, and bases by their path joined to the directory of the file naming them.
+
+    Raises:
+        ConfigError: As `load_config`.
+        OSError: As `load_config`.
+        TypeError: As `load_config`.
+    """
+    from ._tree import origins_of
+
+    return origins_of(_resolve(path, overrides))
+
+
+def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
+    if isinstance(overrides, str):
+        raise TypeError(
+            f"overrides is a list of str such as ['optimizer.lr=0.1'], not one str: {overrides!r}"
+        )
+    from ._inherit import compose
+    from ._overrides import OverrideProblem, apply_overrides
+
+    filename = os.fspath(path)
+    tree = compose(filename)
+    try:
+        apply_overrides(tree, overrides)
+    except OverrideProblem as exc:
+        raise ConfigError(filename, str(exc)) from None
+    return tree
