@@ -12,7 +12,7 @@ import pytest
 
 import regtree
 from regtree import Registry
-from regtree._cli import find_root_registries, main
+from regtree.cli import find_root_registries, main
 
 
 class Backbone:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from regtree import load_config
-from regtree._config import ConfigError
+from regtree.config import ConfigError
 
 CONFIG = {
     "model": {"type": "Detector", "num_classes": 3, "backbone": {"type": "Backbone", "depth": 2}},

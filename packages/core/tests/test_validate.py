@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from regtree import ConfigProblem, Registry, default_scope
-from regtree._validate import validate_config
+from regtree.config import validate_config
 
 BUILT: list[str] = []
 

@@ -147,3 +147,14 @@ def test_lbfgs_keeps_its_single_group_rule() -> None:
     assert len(build_optimizer(one, cfg).param_groups) == 1
     with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
         build_optimizer(nn.Linear(2, 2), cfg)
+
+
+def test_entries_with_different_list_betas_keep_separate_groups() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    custom = {"0.": {"betas": [0.8, 0.9]}, "1.": {"betas": [0.7, 0.9]}}
+    cfg = {"type": "Adam", "lr": 1.0, "paramwise_cfg": {"custom_keys": custom}}
+    optimizer = build_optimizer(model, cfg)
+    assert [(g["param_names"], g["betas"]) for g in optimizer.param_groups] == [
+        (["0.weight", "0.bias"], [0.8, 0.9]),
+        (["1.weight", "1.bias"], [0.7, 0.9]),
+    ]

@@ -92,14 +92,14 @@ def test_zero_redundancy_optimizer_with_unknown_optimizer_type() -> None:
     model = nn.Linear(2, 2)
     cfg = {"type": "ZeroRedundancyOptimizer", "optimizer_type": "AdamX", "lr": 0.1}
     with pytest.raises(
-        NotRegisteredError, match=r"optimizer_type='AdamX' is not registered.*Did you mean 'Adam'"
+        NotRegisteredError, match=r"optimizer_type='AdamX' is not registered.*Did you mean .*'Adam'"
     ):
         build_optimizer(model, cfg)
 
 
 def test_zero_custom_option_is_checked_against_the_local_optimizer() -> None:
     cfg = {"type": "ZeroRedundancyOptimizer", "optimizer_type": "SGD", "lr": 0.1}
-    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts"):
+    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options .*:SGD accepts"):
         DefaultOptimizerConstructor(cfg, {"custom_keys": {"head": {"betas": (0.9, 0.9)}}})
 
 
@@ -117,7 +117,7 @@ def test_zero_redundancy_optimizer_accepts_torchs_optimizer_class_keyword(local:
     lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
     assert lrs == {"weight": 0.1, "bias": 0.1 * 2}
     # The local optimizer's options are checked with optimizer_class= too.
-    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts"):
+    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options .*:SGD accepts"):
         DefaultOptimizerConstructor(cfg, {"custom_keys": {"bias": {"betas": (0.9, 0.9)}}})
     # torch's own positional form goes through the registered stand-in as well.
     factory = OPTIMIZERS.get("ZeroRedundancyOptimizer")

@@ -303,3 +303,33 @@ def test_custom_entry_option_lr_is_copied_over_the_multiplied_lr() -> None:
     settings = _settings(build_optimizer(model, cfg))
     assert (settings["1.weight"]["lr"], settings["1.weight"]["weight_decay"]) == (0.5, 0.25)
     assert (settings["0.weight"]["lr"], settings["0.weight"]["weight_decay"]) == (LR, WD)
+
+
+def test_conv1d_offset_inside_a_deformable_conv_keeps_the_base_lr(
+    dcn_type: type[nn.Module],
+) -> None:
+    model = nn.Module()
+    model.dcn = dcn_type()
+    model.dcn.conv_offset = nn.Conv1d(3, 4, 3)  # dcn_offset_lr_mult is for a Conv2d only
+    cfg = {"type": "SGD", "lr": LR, "paramwise_cfg": {"dcn_offset_lr_mult": 0.1}}
+    settings = _settings(build_optimizer(model, cfg))
+    assert settings["dcn.conv_offset.weight"]["lr"] == LR
+    assert settings["dcn.conv_offset.bias"]["lr"] == LR
+
+
+def test_custom_key_matching_only_a_frozen_top_level_parameter_does_not_warn() -> None:
+    model = nn.Sequential(nn.Linear(2, 2))
+    model.register_parameter("scale", nn.Parameter(torch.ones(1), requires_grad=False))
+    # '.scale' is how a top-level parameter's name is matched; frozen, it keeps the defaults.
+    cfg = {"type": "SGD", "lr": LR, "paramwise_cfg": {"custom_keys": {".scale": {"lr_mult": 2}}}}
+    settings = _settings(build_optimizer(model, cfg))  # filterwarnings=error: no warning
+    assert settings["scale"]["lr"] == LR
+
+
+def test_lr_mult_zero_gives_lr_zero() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    custom = {"0.": {"lr_mult": 0, "decay_mult": 0}}
+    cfg = {"type": "SGD", "lr": LR, "weight_decay": WD, "paramwise_cfg": {"custom_keys": custom}}
+    settings = _settings(build_optimizer(model, cfg))
+    assert (settings["0.weight"]["lr"], settings["0.weight"]["weight_decay"]) == (0, 0)
+    assert (settings["1.weight"]["lr"], settings["1.weight"]["weight_decay"]) == (LR, WD)

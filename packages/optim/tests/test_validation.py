@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import torch
+from torch import nn
 
 from regtree_optim import DefaultOptimizerConstructor
 
@@ -85,7 +87,7 @@ def test_custom_entry_unknown_key_names_the_closest() -> None:
 
 
 def test_custom_entry_option_the_optimizer_lacks() -> None:
-    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options SGD accepts:.*momentum"):
+    with pytest.raises(ValueError, match=r"unknown key 'betas'.*options .*:SGD accepts:.*momentum"):
         DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {"betas": (0.9, 0.99)}}})
 
 
@@ -103,7 +105,7 @@ def test_custom_entry_may_not_set_the_parameters(option: str) -> None:
 
 
 def test_custom_entry_weight_decay_needs_an_optimizer_that_has_it() -> None:
-    with pytest.raises(ValueError, match=r"unknown key 'weight_decay'.*options Rprop accepts"):
+    with pytest.raises(ValueError, match=r"unknown key 'weight_decay'.*options .*:Rprop accepts"):
         DefaultOptimizerConstructor(
             {"type": "Rprop", "lr": 0.1}, {"custom_keys": {"head": {"weight_decay": 0.5}}}
         )
@@ -134,3 +136,15 @@ def test_mmcv_attributes() -> None:
     assert (constructor.base_lr, constructor.base_wd) == (0.1, 0.01)
     bare = DefaultOptimizerConstructor({"type": "Rprop"})
     assert (bare.paramwise_cfg, bare.base_lr, bare.base_wd) == ({}, None, None)
+
+
+class _SgdTakingAnyOption(torch.optim.SGD):
+    def __init__(self, params: Any, lr: float = 0.1, **kwargs: Any) -> None:
+        super().__init__(params, lr=lr)
+
+
+def test_an_optimizer_taking_kwargs_accepts_any_custom_option() -> None:
+    cfg = {"type": _SgdTakingAnyOption, "lr": 0.1}
+    constructor = DefaultOptimizerConstructor(cfg, {"custom_keys": {"0.": {"anything": 3}}})
+    optimizer = constructor(nn.Sequential(nn.Linear(2, 2)))
+    assert optimizer.param_groups[0]["anything"] == 3

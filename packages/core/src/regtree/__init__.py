@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from ._build import build_from_cfg
-from ._config import ConfigError, load_config
 from ._errors import AlreadyRegisteredError, NotRegisteredError, RegistryError, ScopeConflictError
 from ._models import MODELS, build_model_from_cfg
 from ._plugins import load_plugins
 from ._registry import Registry
 from ._scope import current_scope, default_scope
-from ._validate import ConfigProblem
+from .config import ConfigError, ConfigProblem, load_config
 
 __all__ = [
     "MODELS",

@@ -555,8 +555,9 @@ class Registry(Generic[T]):
         return built
 
     def validate(self, cfg: Mapping[str, Any]) -> list[Any]:
-        """Return every problem in ``cfg`` without building anything (see ``regtree._validate``)."""
-        from ._validate import validate_config
+        """Return every problem in ``cfg`` without building anything (see ``regtree.config``)."""
+        # The one import of the registry layer from the tools (SPEC 1), lazy: a tool on demand.
+        from .config import validate_config
 
         problems: list[Any] = validate_config(self, cfg)
         return problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import _zero  # noqa: F401  # registers ZeroRedundancyOptimizer in OPTIMIZERS
 from ._builder import build_optimizer, build_optimizer_constructor
 from ._constructor import DefaultOptimizerConstructor
 from ._explain import Explanation, ParamRow

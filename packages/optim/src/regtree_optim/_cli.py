@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from regtree import Registry
-from regtree._cli import UsageError, parse_command_line, read_config, run_command
+from regtree.cli import UsageError, parse_command_line, read_config, run_command
 
 __all__ = ["main"]
 

@@ -14,9 +14,10 @@ from regtree import NotRegisteredError
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, Placement, plan_groups, single_group
 from ._module_kinds import unwrap_model
-from ._optimizer_types import OptimizerInfo, describe_optimizer, resolve_optimizer_type
+from ._names import callable_name
+from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
-from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS
+from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
@@ -94,7 +95,7 @@ class DefaultOptimizerConstructor:
             self.optimizer_cfg,
             self.paramwise_cfg,
             declared_keys=frozenset(cls.paramwise_keys),
-            owner=cls.__name__,
+            owner=callable_name(cls),
             # Only the base class knows every key it reads: a subclass may read keys in code we
             # cannot see (constructors written for mmcv do), so its undeclared keys warn.
             strict=cls is DefaultOptimizerConstructor,
@@ -161,7 +162,7 @@ class DefaultOptimizerConstructor:
         self.add_params(groups, model)
         first_names: dict[int, str] | None = None  # only for groups an override left unnamed
         placements: list[Placement] | None = [] if explain else None
-        rule = f"{type(self).__name__}.add_params"
+        rule = callable_name(type(self).add_params)
         for index, group in enumerate(groups):
             group["params"] = _group_params(group)
             if "param_names" not in group:

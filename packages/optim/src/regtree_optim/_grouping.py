@@ -1,11 +1,16 @@
-"""Walk a model once and place every parameter into a parameter group by the paramwise rules."""
+"""Walk a model once and place every parameter into a parameter group by the paramwise rules.
+
+Three steps, each its own piece: :func:`walk_modules` yields the modules in model order,
+:meth:`ParamDecider.decide` gives one parameter its :class:`Decision` (SPEC 3.2), and
+:class:`GroupCollector` files the parameter into a group. :class:`GroupPlanner` joins them;
+:func:`plan_groups` is the whole walk.
+"""
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import warnings
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,9 +18,19 @@ import torch
 from torch import nn
 
 from ._module_kinds import ModuleKind, module_kind
+from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamwiseRules
 
-__all__ = ["GroupPlan", "Placement", "plan_groups", "single_group"]
+__all__ = [
+    "GroupCollector",
+    "GroupPlan",
+    "GroupPlanner",
+    "ParamDecider",
+    "Placement",
+    "plan_groups",
+    "single_group",
+    "walk_modules",
+]
 
 _FROZEN_RULE = "frozen (optimizer defaults)"
 _DEFAULT_RULE = "default"
@@ -65,27 +80,83 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     return plan
 
 
-class _RuleTable:
-    """The built-in rules, evaluated once per combination of the facts they depend on."""
+def walk_modules(
+    root: nn.Module, prefix: str = "", in_dcn: bool = False
+) -> Iterator[tuple[str, nn.Module, bool]]:
+    """Yield ``(prefix, module, in_dcn)`` for ``root`` and its descendants, in pre-order.
+
+    ``in_dcn`` says whether the module is a direct child of a deformable conv. A module reached
+    twice is yielded twice: that is how shared parameters are found.
+    """
+    # Children are pushed in reverse so that they pop in order.
+    stack: list[tuple[str, nn.Module, bool]] = [(prefix, root, in_dcn)]
+    while stack:
+        item = stack.pop()
+        yield item
+        module_prefix, module, _ = item
+        # _modules is what named_children() reads; reading it directly keeps the walk cheap.
+        children = module._modules
+        if children:
+            is_dcn = module_kind(type(module)).is_dcn
+            for child_name, child in reversed(children.items()):
+                if child is not None:
+                    child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
+                    stack.append((child_prefix, child, is_dcn))
+
+
+class ParamDecider:
+    """SPEC 3.2's per-parameter decision: frozen, then custom_keys, then the built-in rules.
+
+    The built-in rules are evaluated once per combination of the facts they depend on, so a
+    decision is a few dict lookups.
+    """
 
     def __init__(self, rules: ParamwiseRules) -> None:
-        self._rules = rules
-        self._by_module: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
+        self.rules = rules
         self.frozen = Decision.of(rules.base_settings(), _FROZEN_RULE)
+        # Keys of custom_keys that decided at least one parameter.
+        self.decided_keys: set[str] = set()
+        self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
 
-    def for_module(
-        self, is_norm: bool, is_dw: bool, in_dcn: bool, offset: bool
+    def module_decisions(
+        self, module: nn.Module, kind: ModuleKind, prefix: str, in_dcn: bool
     ) -> tuple[Decision, ...]:
-        """The decisions for one module's parameters, indexed by ``is_bias * 2 + is_flat``."""
-        facts = (is_norm, is_dw, in_dcn, offset)
-        decisions = self._by_module.get(facts)
+        """The built-in decisions for one module's parameters, by ``is_bias * 2 + is_flat``."""
+        groups = getattr(module, "groups", 0)
+        is_dw = kind.is_conv and groups == getattr(module, "in_channels", 0) > 1
+        offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
+        facts = (kind.is_norm, is_dw, in_dcn, offset)
+        decisions = self._by_facts.get(facts)
         if decisions is None:
-            decisions = self._by_module[facts] = tuple(
+            decisions = self._by_facts[facts] = tuple(
                 self._evaluate(*facts, is_bias=is_bias, is_flat=is_flat)
                 for is_bias in (False, True)
                 for is_flat in (False, True)
             )
         return decisions
+
+    def decide(
+        self,
+        name: str,
+        param: torch.Tensor,
+        match_name: str,
+        module_decisions: tuple[Decision, ...],
+    ) -> Decision:
+        """Decide one parameter's settings.
+
+        Args:
+            name: The parameter's name in its module (``'bias'``).
+            param: The parameter.
+            match_name: ``f'{prefix}.{name}'``, what custom keys are matched against.
+            module_decisions: Its module's :meth:`module_decisions`.
+        """
+        if not param.requires_grad:
+            return self.frozen
+        for custom_rule in self.rules.custom:
+            if custom_rule.key in match_name:
+                self.decided_keys.add(custom_rule.key)
+                return custom_rule.decision
+        return module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
 
     def _evaluate(
         self,
@@ -97,7 +168,7 @@ class _RuleTable:
         is_bias: bool,
         is_flat: bool,
     ) -> Decision:
-        rules = self._rules
+        rules = self.rules
         settings = rules.base_settings()
         applied: list[str] = []
         if rules.base_lr is not None:
@@ -123,27 +194,126 @@ class _RuleTable:
         return Decision.of(settings, ", ".join(applied) or _DEFAULT_RULE)
 
 
-def _module_decisions(
-    table: _RuleTable, kind: ModuleKind, module: nn.Module, module_prefix: str, in_dcn: bool
-) -> tuple[Decision, ...]:
-    is_dw = kind.is_conv and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
-    offset = in_dcn and kind.is_conv2d and "conv_offset" in module_prefix
-    return table.for_module(kind.is_norm, is_dw, in_dcn, offset)
+class GroupCollector:
+    """Parameter groups in order of first appearance; equal decisions share one when merging."""
+
+    def __init__(self, merge: bool) -> None:
+        self.merge = merge
+        self.groups: list[dict[str, Any]] = []
+        self._params: list[list[torch.Tensor]] = []
+        self._names: list[list[str]] = []
+        # Merge lookups go by decision object first (identity hash), then by the settings' key.
+        self._by_decision: dict[Decision, int] = {}
+        self._by_key: dict[Hashable, int] = {}
+
+    def add(self, name: str, param: torch.Tensor, decision: Decision) -> int:
+        """File ``param`` under ``name``; return the index of its group."""
+        index = None
+        if self.merge:
+            index = self._by_decision.get(decision)
+            if index is None:
+                index = self._by_key.get(decision.key)
+                if index is not None:
+                    self._by_decision[decision] = index
+        if index is not None:
+            self._params[index].append(param)
+            self._names[index].append(name)
+            return index
+        index = len(self.groups)
+        params = [param]
+        names = [name]
+        self._params.append(params)
+        self._names.append(names)
+        self.groups.append({"params": params, "param_names": names, **decision.settings})
+        if self.merge:
+            self._by_decision[decision] = index
+            self._by_key[decision.key] = index
+        return index
 
 
-def _duplicate(name: str, first: str, rules: ParamwiseRules) -> None:
-    if not rules.bypass_duplicate:
-        raise ValueError(
-            f"Parameter {name!r} is the same tensor as {first!r}: a parameter may belong to one "
-            "group only. Set paramwise_cfg bypass_duplicate=True to keep the first occurrence and "
-            "skip the later ones."
+class GroupPlanner:
+    """Places parameters module by module: duplicates, the decision, the group, the placement.
+
+    Args:
+        rules: The validated paramwise rules.
+        merge: Whether equal decisions share a group.
+        explain: Also record each parameter's placement and rule.
+        taken: Parameters already placed elsewhere, treated as earlier occurrences.
+    """
+
+    def __init__(
+        self,
+        rules: ParamwiseRules,
+        *,
+        merge: bool,
+        explain: bool = False,
+        taken: Iterable[torch.Tensor] = (),
+    ) -> None:
+        self.rules = rules
+        self.decider = ParamDecider(rules)
+        self.collector = GroupCollector(merge)
+        self.placements: list[Placement] | None = [] if explain else None
+        # id(param) -> first name; the parameters stay alive in the model, so ids are stable.
+        self._seen: dict[int, str] = {id(param): "<a parameter placed earlier>" for param in taken}
+        self._taken_ids = set(self._seen)
+        # Names of skipped duplicates: still parameter names, so custom keys matching them count.
+        self._duplicate_names: list[str] = []
+
+    def place_module(self, module: nn.Module, prefix: str, in_dcn: bool) -> None:
+        """Place the module's own parameters (not its children's), in order."""
+        # _parameters is what named_parameters(recurse=False) reads.
+        own = module._parameters
+        if not own:
+            return
+        seen = self._seen
+        decider = self.decider
+        collector = self.collector
+        placements = self.placements
+        # Looked up at the module's first new parameter: a shared module met again has none.
+        decisions: tuple[Decision, ...] | None = None
+        for name, param in own.items():
+            if param is None:
+                continue
+            full_name = f"{prefix}.{name}" if prefix else name
+            first = seen.get(id(param))
+            if first is not None:
+                self._duplicate(full_name, first)
+                continue
+            seen[id(param)] = full_name
+            if decisions is None:
+                kind = module_kind(type(module))
+                decisions = decider.module_decisions(module, kind, prefix, in_dcn)
+            decision = decider.decide(name, param, f"{prefix}.{name}", decisions)
+            index = collector.add(full_name, param, decision)
+            if placements is not None:
+                placements.append(Placement(full_name, param, decision.rule, index))
+
+    def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
+        """Warn about custom keys that matched nothing and return the plan."""
+        names = (name for param_id, name in self._seen.items() if param_id not in self._taken_ids)
+        _warn_unmatched(
+            root,
+            self.rules.custom,
+            self.decider.decided_keys,
+            itertools.chain(names, self._duplicate_names),
+            prefix,
         )
-    warnings.warn(
-        f"Parameter {name!r} is the same tensor as {first!r}; it is skipped because "
-        "bypass_duplicate=True.",
-        UserWarning,
-        stacklevel=5,
-    )
+        return GroupPlan(groups=self.collector.groups, placements=self.placements)
+
+    def _duplicate(self, name: str, first: str) -> None:
+        if not self.rules.bypass_duplicate:
+            raise ValueError(
+                f"Parameter {name!r} is the same tensor as {first!r}: a parameter may belong to "
+                "one group only. Set paramwise_cfg bypass_duplicate=True to keep the first "
+                "occurrence and skip the later ones."
+            )
+        warnings.warn(
+            f"Parameter {name!r} is the same tensor as {first!r}; it is skipped because "
+            "bypass_duplicate=True.",
+            UserWarning,
+            stacklevel=6,
+        )
+        self._duplicate_names.append(name)
 
 
 def _warn_unmatched(
@@ -163,7 +333,7 @@ def _warn_unmatched(
     for key in remaining:
         if any(key in match_name for match_name in match_names):
             continue
-        hints = difflib.get_close_matches(key, match_names, n=1, cutoff=0.5)
+        hints = closest_names(key, match_names)
         hint = f" (the closest name is {hints[0].lstrip('.')!r})" if hints else ""
         warnings.warn(
             f"custom_keys key {key!r} matches no parameter of {type(root).__name__}: it is a "
@@ -187,9 +357,9 @@ def plan_groups(
 
     Model order is pre-order: a module's own parameters, then its children's, as
     ``named_parameters()`` yields them, except that a module or parameter reachable twice is
-    visited twice (that is how shared parameters are found). Runs in time linear in the number of
-    parameters: modules are classified once per type, rules are evaluated once per combination
-    of facts, duplicates are found by ``id`` and groups are found by decision.
+    visited twice (that is how shared parameters are found). Runs in time linear in the number
+    of parameters: modules are classified once per type, rules are evaluated once per
+    combination of facts, duplicates are found by ``id`` and groups are found by decision.
 
     Args:
         root: The (unwrapped) model.
@@ -204,96 +374,7 @@ def plan_groups(
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    table = _RuleTable(rules)
-    custom = rules.custom
-    decided_keys: set[str] = set()
-    placements: list[Placement] | None = [] if explain else None
-    groups: list[dict[str, Any]] = []
-    group_params: list[list[torch.Tensor]] = []
-    group_names: list[list[str]] = []
-    # Merge lookups go by decision object first (identity hash), then by the settings' key.
-    index_by_decision: dict[Decision, int] = {}
-    index_by_key: dict[Hashable, int] = {}
-    # id(param) -> first name; the parameters stay alive in the model, so ids are stable here.
-    seen: dict[int, str] = {id(param): "<a parameter placed earlier>" for param in taken}
-    taken_ids = set(seen)
-    # Names of skipped duplicates: still parameter names, so custom keys matching them are used.
-    duplicate_names: list[str] = []
-
-    # Stack of (prefix, module, is a direct child of a deformable conv); children are pushed in
-    # reverse so that they pop in order.
-    stack: list[tuple[str, nn.Module, bool]] = [(prefix, root, in_dcn)]
-    while stack:
-        module_prefix, module, module_in_dcn = stack.pop()
-        kind = module_kind(type(module))
-        # _parameters and _modules are what named_parameters()/named_children() read; using them
-        # directly keeps the walk linear and cheap.
-        own = module._parameters
-        if own:
-            # Looked up at the module's first new parameter: a shared module met again has none.
-            decisions: tuple[Decision, ...] | None = None
-            for name, param in own.items():
-                if param is None:
-                    continue
-                full_name = f"{module_prefix}.{name}" if module_prefix else name
-                param_id = id(param)
-                first = seen.get(param_id)
-                if first is not None:
-                    _duplicate(full_name, first, rules)
-                    duplicate_names.append(full_name)
-                    continue
-                seen[param_id] = full_name
-
-                decision: Decision | None = None
-                if not param.requires_grad:
-                    decision = table.frozen
-                elif custom:
-                    match_name = f"{module_prefix}.{name}"
-                    for custom_rule in custom:
-                        if custom_rule.key in match_name:
-                            decision = custom_rule.decision
-                            decided_keys.add(custom_rule.key)
-                            break
-                if decision is None:
-                    if decisions is None:
-                        decisions = _module_decisions(
-                            table, kind, module, module_prefix, module_in_dcn
-                        )
-                    decision = decisions[(name == "bias") * 2 + (param.ndim == 1)]
-
-                index = None
-                if merge:
-                    index = index_by_decision.get(decision)
-                    if index is None:
-                        index = index_by_key.get(decision.key)
-                        if index is not None:
-                            index_by_decision[decision] = index
-                if index is None:
-                    index = len(groups)
-                    params_list: list[torch.Tensor] = [param]
-                    names_list = [full_name]
-                    group_params.append(params_list)
-                    group_names.append(names_list)
-                    groups.append(
-                        {"params": params_list, "param_names": names_list, **decision.settings}
-                    )
-                    if merge:
-                        index_by_decision[decision] = index
-                        index_by_key[decision.key] = index
-                else:
-                    group_params[index].append(param)
-                    group_names[index].append(full_name)
-                if placements is not None:
-                    placements.append(Placement(full_name, param, decision.rule, index))
-
-        children = module._modules
-        if children:
-            for child_name, child in reversed(children.items()):
-                if child is not None:
-                    child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
-                    stack.append((child_prefix, child, kind.is_dcn))
-
-    # Every parameter name counts, skipped duplicates included; read only if a key decided nothing.
-    names = (name for param_id, name in seen.items() if param_id not in taken_ids)
-    _warn_unmatched(root, custom, decided_keys, itertools.chain(names, duplicate_names), prefix)
-    return GroupPlan(groups=groups, placements=placements)
+    planner = GroupPlanner(rules, merge=merge, explain=explain, taken=taken)
+    for module_prefix, module, module_in_dcn in walk_modules(root, prefix, in_dcn):
+        planner.place_module(module, module_prefix, module_in_dcn)
+    return planner.finish(root, prefix)

@@ -32,7 +32,8 @@ _BUILTIN_NORM_TYPES: Final[tuple[type, ...]] = (
 )
 _CONV_TYPES: Final[tuple[type, ...]] = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
-_lock = threading.Lock()
+# Guards the tables and the cache; a classification runs under it (see module_kind).
+_lock = threading.RLock()
 _norm_types: list[type] = []
 _dcn_types: list[type] = []
 _wrapper_attrs: dict[type, str] = {
@@ -128,22 +129,33 @@ def module_kind(module_type: type) -> ModuleKind:
     kind = _kind_cache.get(module_type)
     if kind is not None:
         return kind
+    # Classified and stored under the lock that registration takes to change the tables and
+    # clear the cache: a kind computed from the tables as they were before a concurrent
+    # register_norm_type can then never be stored after that registration cleared the cache.
+    with _lock:
+        kind = _kind_cache.get(module_type)
+        if kind is None:
+            kind = _classify(module_type)
+            # Safe although torchvision may be imported later: no type derived from its
+            # DeformConv2d can exist before torchvision.ops is imported.
+            _kind_cache[module_type] = kind
+    return kind
+
+
+def _classify(module_type: type) -> ModuleKind:
     norm_types = (*_BUILTIN_NORM_TYPES, *_norm_types)
     dcn_types = (*_torchvision_dcn_types(), *_dcn_types)
-    kind = ModuleKind(
+    return ModuleKind(
         is_norm=issubclass(module_type, norm_types),
         is_conv=issubclass(module_type, _CONV_TYPES),
         is_conv2d=issubclass(module_type, nn.Conv2d),
         is_dcn=bool(dcn_types) and issubclass(module_type, dcn_types),
     )
-    # Caching is safe although torchvision may be imported later: no type derived from its
-    # DeformConv2d can exist before torchvision.ops is imported.
-    _kind_cache[module_type] = kind
-    return kind
 
 
 def _wrapped_attr(model: nn.Module) -> str | None:
-    attrs = dict(_wrapper_attrs)
+    with _lock:
+        attrs = dict(_wrapper_attrs)
     compiled = getattr(sys.modules.get("torch._dynamo.eval_frame"), "OptimizedModule", None)
     if isinstance(compiled, type):
         attrs[compiled] = "_orig_mod"

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 import numbers
 import warnings
 from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ._names import closest_names
+
 __all__ = [
     "DEFAULT_PARAMWISE_KEYS",
     "CustomRule",
     "ParamwiseRules",
-    "closest",
     "resolve_rules",
 ]
 
@@ -33,12 +33,6 @@ _CUSTOM_RESERVED: Final[dict[str, str]] = {
     "params": "parameters are chosen by matching the key against parameter names",
     "param_names": "parameter names are filled in by the constructor",
 }
-
-
-def closest(word: str, candidates: Collection[str]) -> str | None:
-    """Return the candidate most similar to ``word`` (None when there are no candidates)."""
-    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.0)
-    return found[0] if found else None
 
 
 def _hashable(value: object) -> Hashable:
@@ -150,16 +144,18 @@ def _check_unknown_keys(
             raise TypeError(f"paramwise_cfg keys must be str, got {key!r} ({type(key).__name__})")
         if key in declared:
             continue
-        suggestion = closest(key, declared)
+        close = closest_names(key, declared)
         if strict:
+            hint = f"; did you mean {close[0]!r}?" if close else "."
             raise ValueError(
-                f"Unknown paramwise_cfg key {key!r} for {owner}; did you mean {suggestion!r}? "
+                f"Unknown paramwise_cfg key {key!r} for {owner}{hint} "
                 f"Valid keys: {', '.join(sorted(declared))}."
             )
+        typo = f"If it is a typo of {close[0]!r}, correct it; " if close else ""
         warnings.warn(
             f"paramwise_cfg key {key!r} is not declared by {owner}; it is passed on for "
-            f"{owner}'s own code to read. If it is a typo, the closest declared key is "
-            f"{suggestion!r}; if {owner} reads it, declare it to silence this warning: "
+            f"{owner}'s own code to read. {typo}if {owner} reads it, declare it to silence "
+            "this warning: "
             f"paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, {key!r}).",
             UserWarning,
             stacklevel=5,
@@ -212,9 +208,10 @@ def _resolve_custom(
                     f"{_CUSTOM_RESERVED[option]}."
                 )
             if accepted_options is not None and option not in accepted_options:
-                valid = [*_CUSTOM_MULTS, *sorted(accepted_options)]
+                close = closest_names(option, [*_CUSTOM_MULTS, *sorted(accepted_options)])
+                hint = f"; did you mean {close[0]!r}?" if close else "."
                 raise ValueError(
-                    f"{where} has unknown key {option!r}; did you mean {closest(option, valid)!r}? "
+                    f"{where} has unknown key {option!r}{hint} "
                     f"An entry holds lr_mult, decay_mult and options {optimizer_name} accepts: "
                     f"{', '.join(sorted(accepted_options))}."
                 )

@@ -1,6 +1,7 @@
 """``ZeroRedundancyOptimizer`` built from a config that names its local optimizer by type.
 
-Registered as a stand-in class rather than a subclass of torch's class: see its docstring.
+Registered in ``OPTIMIZERS`` (where ``torch.distributed`` is available) as a stand-in class
+rather than a subclass of torch's class: see its docstring.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import torch
 from torch.optim import Optimizer
+
+from ._registries import OPTIMIZERS, resolve_optimizer_type
 
 if TYPE_CHECKING:
     from torch.distributed.optim import ZeroRedundancyOptimizer as TorchZeroRedundancyOptimizer
@@ -97,15 +101,13 @@ class ZeroRedundancyOptimizer(Optimizer, metaclass=_StandsForTorchZero):
 def _build_torch_zero(
     params: Any, optimizer_type: Any, optimizer_class: Any, kwargs: dict[str, Any]
 ) -> TorchZeroRedundancyOptimizer:
-    from ._optimizer_types import resolve_optimizer_type
-
     if (optimizer_type is None) == (optimizer_class is None):
         given = "both" if optimizer_type is not None else "neither"
         raise TypeError(
             f"ZeroRedundancyOptimizer got {given} of optimizer_type and optimizer_class "
             f"(optimizer_type={optimizer_type!r}, optimizer_class={optimizer_class!r}); give "
-            "exactly one, a name registered in registry 'optimizer' (scope 'regtree_optim') "
-            "such as 'AdamW', or an optimizer class"
+            f"exactly one, a name registered in registry {OPTIMIZERS.name!r} (scope "
+            f"{OPTIMIZERS.scope!r}) such as 'AdamW', or an optimizer class"
         )
     key = "optimizer_type" if optimizer_type is not None else "optimizer_class"
     local = optimizer_type if optimizer_type is not None else optimizer_class
@@ -118,3 +120,7 @@ def _build_torch_zero(
         )
     # torch types this as type[Optimizer]; any registered factory of an optimizer works.
     return torch_class(params, local_class, **kwargs)  # type: ignore[arg-type]
+
+
+if torch.distributed.is_available():
+    OPTIMIZERS.register_module(name="ZeroRedundancyOptimizer", module=ZeroRedundancyOptimizer)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from inspect import Signature
     from typing import Any
 
-    from ._registry import Registry
+    from .._registry import Registry
 
 __all__ = [
     "PROBLEM_KINDS",
@@ -147,7 +147,7 @@ def validate_config(
     Raises:
         TypeError: ``cfg`` is neither a mapping nor a list, or ``default_args`` is not a mapping.
     """
-    from ._registry import Registry
+    from .._registry import Registry
 
     if not isinstance(registry, Registry):
         raise TypeError(f"registry must be a Registry, got {registry!r}")
@@ -220,7 +220,7 @@ class _Checker:
         top_level: bool,
     ) -> None:
         """Check one config mapping and everything nested in it."""
-        from ._scope import default_scope
+        from .._scope import default_scope
 
         if id(cfg) in self._open:
             return
@@ -238,7 +238,7 @@ class _Checker:
     def _scope_of(self, cfg: Mapping[Any, object], path: tuple[str | int, ...]) -> str | None:
         if "_scope_" not in cfg:
             return None
-        from ._scope import check_scope
+        from .._scope import check_scope
 
         scope = cfg["_scope_"]
         try:
@@ -261,7 +261,7 @@ class _Checker:
         elif "type" in default_args:
             type_value = default_args["type"]
         else:
-            from ._registry import registry_label
+            from .._registry import registry_label
 
             self.add(
                 (*path, "type"),
@@ -289,8 +289,8 @@ class _Checker:
                 return found
             suggestions = suggest_keys(self.registry, type_value)
             if top_level or suggestions or _known_scope(self.registry, type_value):
-                from ._diagnostics import describe_miss
-                from ._scope import current_scope
+                from .._diagnostics import describe_miss
+                from .._scope import current_scope
 
                 message = describe_miss(self.registry, type_value, current_scope())
                 self.add(path, "unknown-type", message, suggestions)
@@ -377,8 +377,8 @@ def resolve_key(registry: Registry[Any], key: str) -> Callable[..., Any] | None:
     Returns:
         The registered object, or None.
     """
-    from ._build import _resolve_in_scope
-    from ._scope import current_scope
+    from .._build import _resolve_in_scope
+    from .._scope import current_scope
 
     scope = current_scope()
     if scope is None:
@@ -401,7 +401,7 @@ def suggest_keys(registry: Registry[Any], key: str, limit: int = 5) -> tuple[str
     Returns:
         The suggestions, closest first.
     """
-    from ._diagnostics import closest
+    from .._diagnostics import closest
 
     by_name: dict[str, list[str]] = {}
     offered: set[tuple[str, int]] = set()

@@ -1,7 +1,7 @@
 """The ``regtree`` subcommands: tree, list, show, validate and build, and how they print.
 
 Each ``run_*`` function takes the parsed options and the root registries, prints its result and
-returns the exit status; ``main`` in ``regtree._cli`` picks the one the command line names.
+returns the exit status; ``main`` in ``regtree.cli._main`` picks the one the command line names.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ._cli import PROG, UsageError, did_you_mean, print_exception
-from ._cli_roots import iter_tree
-from ._validate import format_path
+from ..config import format_path
+from ._roots import iter_tree
+from ._support import UsageError, did_you_mean, print_exception
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,9 +19,21 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ._registry import Registry
+    from .._registry import Registry
 
-__all__ = ["run_build", "run_list", "run_show", "run_tree", "run_validate"]
+__all__ = [
+    "DEFAULT_SECTION",
+    "PROG",
+    "run_build",
+    "run_list",
+    "run_show",
+    "run_tree",
+    "run_validate",
+]
+
+PROG = "regtree"
+# The part of a config file that validate and build act on, when the file has it.
+DEFAULT_SECTION = "model"
 
 
 def _select_registry(roots: Sequence[Registry[Any]], name: str, scope: str | None) -> Registry[Any]:
@@ -153,13 +165,13 @@ def run_list(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
 
 
 def _defined_in(obj: object) -> str:
-    from ._diagnostics import origin
+    from .._diagnostics import origin
 
     return origin(obj)
 
 
 def _describe(registry: Registry[Any]) -> str:
-    from ._registry import registry_label
+    from .._registry import registry_label
 
     return registry_label(registry)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ._registry import Registry
+from .._registry import Registry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,8 +1,7 @@
-"""The ``regtree`` command: look inside the registry trees and check a config before a run.
+"""The ``regtree`` command line: its parser and ``main``.
 
-This module holds the command line (parser, ``main``) and the plumbing ``regtree-optim`` shares
-(``UsageError``, ``parse_command_line``, ``run_command``, ``read_config``). The subcommands live
-in ``_cli_commands``; finding and walking the registry trees, in ``_cli_roots``.
+The subcommands live in ``_commands``; the plumbing shared with ``regtree-optim`` in
+``_support``; finding and walking the registry trees in ``_roots``.
 """
 
 from __future__ import annotations
@@ -12,32 +11,41 @@ import sys
 from collections.abc import Mapping
 from functools import partial
 
-from ._cli_roots import find_root_registries, import_locations
-from ._cli_roots import iter_tree as iter_tree
-from ._config import ConfigError, load_config
+from ._commands import (
+    DEFAULT_SECTION,
+    PROG,
+    run_build,
+    run_list,
+    run_show,
+    run_tree,
+    run_validate,
+)
+from ._roots import find_root_registries, import_locations
+from ._support import (
+    UsageError,
+    did_you_mean,
+    parse_command_line,
+    print_exception,
+    read_config,
+    run_command,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
-    from ._registry import Registry
+    from .._registry import Registry
 
-__all__ = ["find_root_registries", "main"]
+__all__ = ["COMMANDS", "build_parser", "load_section", "main"]
 
-PROG = "regtree"
 COMMANDS = ("tree", "list", "show", "validate", "build")
 DEFAULT_TREE = "model"
-DEFAULT_SECTION = "model"
 
 _SECTION_HELP = (
     f"top-level key of the config to use (default: its {DEFAULT_SECTION!r} section when it has "
     "one, otherwise the whole file)"
 )
-
-
-class UsageError(Exception):
-    """A command line or input file that cannot be acted on: exit status 2, one line, no trace."""
 
 
 def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | None = None) -> int:
@@ -65,7 +73,7 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
             return 2
     try:
         if roots is None:
-            from ._plugins import load_plugins
+            from .._plugins import load_plugins
 
             roots = find_root_registries(load_plugins())
         for root in roots:
@@ -78,69 +86,8 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
     return run_command(PROG, partial(handler, options, roots))
 
 
-def parse_command_line(
-    prog: str,
-    parser: argparse.ArgumentParser,
-    arguments: Sequence[str],
-    commands: Sequence[str],
-    *,
-    hint_cutoff: float = 0.6,
-) -> argparse.Namespace | int:
-    """Parse a command line whose first word names one of ``commands``.
-
-    An unknown command is reported in one line with the closest command, before argparse sees it.
-
-    Args:
-        prog: The program name, which starts the error line.
-        parser: The program's argument parser.
-        arguments: The arguments, without the program name.
-        commands: The subcommands ``parser`` knows.
-        hint_cutoff: How similar (0 to 1) an unknown command must be to a known one to be
-            suggested.
-
-    Returns:
-        The parsed options, or the exit status when there is nothing to run: 0 after ``--help``,
-        2 after a usage error (already printed).
-    """
-    try:
-        _check_command(arguments, commands, hint_cutoff)
-        return parser.parse_args(arguments)
-    except UsageError as exc:
-        parser.print_usage(sys.stderr)
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # argparse has printed the help or the error
-        return exc.code if isinstance(exc.code, int) else 2
-
-
-def run_command(prog: str, command: Callable[[], int]) -> int:
-    """Run a parsed command and turn the failures every command shares into exit statuses.
-
-    Args:
-        prog: The program name, which starts the error line.
-        command: Runs the command and returns its exit status; raises ``UsageError`` for an input
-            it cannot act on.
-
-    Returns:
-        The command's exit status; 2 after a ``UsageError`` (printed in one line), 1 when the
-        reader of stdout went away.
-    """
-    try:
-        return command()
-    except UsageError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # The reader went away (`| head`): stop quietly, as other command-line tools do.
-        _detach_stdout()
-        return 1
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``regtree``, one subcommand per action."""
-    # Imported here, not at the top: the commands import this module's UsageError and PROG.
-    from ._cli_commands import run_build, run_list, run_show, run_tree, run_validate
-
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
@@ -223,59 +170,6 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--section", metavar="KEY", help=_SECTION_HELP)
 
 
-def _check_command(arguments: Sequence[str], commands: Sequence[str], hint_cutoff: float) -> None:
-    for argument in arguments:
-        if argument.startswith("-"):
-            continue  # the top-level parser has only flags (-h)
-        if argument not in commands:
-            raise UsageError(
-                f"unknown command {argument!r}{did_you_mean(argument, commands, hint_cutoff)} "
-                f"(commands: {', '.join(commands)})"
-            )
-        return
-
-
-def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
-    """Return ``"; did you mean 'x'?"`` for the choice closest to ``word``, or ``""`` if none is.
-
-    Args:
-        word: The word the user gave.
-        choices: The words that would have worked.
-        cutoff: How similar (0 to 1) a choice must be to ``word`` to be suggested.
-
-    Returns:
-        The hint, ready to append to an error message.
-    """
-    from difflib import get_close_matches
-
-    close = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-# --- reading a config file --------------------------------------------------------------------
-
-
-def read_config(path: str) -> dict[str, Any]:
-    """Load a config file, turning a file that cannot be read or parsed into a ``UsageError``.
-
-    Args:
-        path: The config file.
-
-    Returns:
-        The loaded config, as ``load_config`` returns it.
-
-    Raises:
-        UsageError: The file cannot be read or is not a valid config; the message names the file.
-    """
-    try:
-        return load_config(path)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise UsageError(f"{path}: cannot read the config file: {reason}") from None
-
-
 def load_section(path: str, section: str | None) -> tuple[Any, str]:
     """Load a config file and pick the part to act on.
 
@@ -307,28 +201,3 @@ def load_section(path: str, section: str | None) -> tuple[Any, str]:
             f"not {type(chosen).__name__}"
         )
     return chosen, section
-
-
-# --- printing failures ------------------------------------------------------------------------
-
-
-def print_exception(headline: str, exc: BaseException) -> None:
-    """Print ``headline``, then the exception and its notes, without the traceback.
-
-    Args:
-        headline: The line that says what failed, printed first.
-        exc: The exception to print in its one-line form, with its notes.
-    """
-    import traceback
-
-    print(headline, file=sys.stderr)
-    print("".join(traceback.format_exception_only(exc)).rstrip(), file=sys.stderr)
-
-
-def _detach_stdout() -> None:
-    """Point stdout at the null device, so the interpreter's final flush cannot fail again."""
-    import os
-    from contextlib import suppress
-
-    with suppress(OSError, ValueError):  # stdout is not a real file (captured, closed)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
