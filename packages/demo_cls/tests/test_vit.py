@@ -14,7 +14,12 @@ def test_vit_is_registered_and_returns_logits(images: torch.Tensor) -> None:
 def test_vit_has_the_parts_of_a_vision_transformer() -> None:
     vit = demo_cls.TinyViT(depth=3)
     names = [name for name, _ in vit.named_parameters()]
-    assert names[:4] == ["cls_token", "pos_embed", "patch_embed.proj.weight", "patch_embed.proj.bias"]
+    assert names[:4] == [
+        "cls_token",
+        "pos_embed",
+        "patch_embed.proj.weight",
+        "patch_embed.proj.bias",
+    ]
     assert any(name.startswith("blocks.2.") for name in names)
     assert names[-4:] == ["norm.weight", "norm.bias", "head.weight", "head.bias"]
 

@@ -35,7 +35,9 @@ class Attention(nn.Module):
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
         if dim % heads:
-            raise ValueError(f"Attention needs dim divisible by heads, got dim={dim}, heads={heads}.")
+            raise ValueError(
+                f"Attention needs dim divisible by heads, got dim={dim}, heads={heads}."
+            )
         self.heads = heads
         self.qkv = nn.Linear(dim, dim * 3)
         self.proj = nn.Linear(dim, dim)
@@ -136,7 +138,7 @@ class TinyViT(nn.Module):
         return num_layers - 1, num_layers
 
     def group_matcher(self, coarse: bool = False) -> dict[str, Any]:
-        """timm's layer groups: the stem, each block (the final norm joins the last one)."""
+        """Return timm's layer groups: the stem, each block (the final norm joins the last one)."""
         return {
             "stem": r"^cls_token|pos_embed|patch_embed",
             "blocks": [(r"^blocks\.(\d+)", None), (r"^norm", (99999,))],

@@ -10,7 +10,7 @@ is a few lookups and only the name selectors run per name.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from typing import Any, Final
 
 import torch
@@ -47,9 +47,7 @@ def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...])
         settings[option] = value
 
 
-def compose_decisions(
-    custom: Decision, builtin: Decision, baseline: Mapping[str, Any] | None
-) -> Decision:
+def compose_decisions(custom: Decision, builtin: Decision) -> Decision:
     """``compose=True``: a custom key's settings, with 3.2's rule multiplied on top.
 
     ``base * custom * rule``: the custom key's lr and weight decay (already ``base * custom``)
@@ -61,7 +59,6 @@ def compose_decisions(
     return Decision.of(
         settings,
         ", ".join(_labels(custom.rule, builtin.rule)) or _DEFAULT_RULE,
-        baseline,
         lr_factors=(*custom.lr_factors, *builtin.lr_factors),
         decay_factors=(*custom.decay_factors, *builtin.decay_factors),
     )
@@ -74,9 +71,6 @@ class RuleStage:
         composition: The validated SPEC 3.3 keys.
         model: The unwrapped model (its hooks are read here).
         frozen_settings: The settings of a frozen parameter (the optimizer's defaults).
-        baseline: The optimizer's own values, for merge keys.
-        freeze: Set ``requires_grad=False`` on what ``freeze`` and ``freeze_below`` select
-            (when the optimizer is built; ``explain`` only reports it).
 
     Raises:
         ValueError: the model lacks the layer-depth hook that ``layer_decay`` needs.
@@ -88,7 +82,6 @@ class RuleStage:
         composition: Composition,
         model: nn.Module,
         frozen_settings: dict[str, Any],
-        baseline: Mapping[str, Any] | None,
     ) -> None:
         self.composition = composition
         self.selector = RuleSelector(composition.rules) if composition.rules else None
@@ -101,7 +94,6 @@ class RuleStage:
         self.hooks = hooks if hooks else None
         self.to_freeze: list[torch.Tensor] = []
         self._frozen_settings = frozen_settings
-        self._baseline = baseline
         self._cache: dict[Hashable, Decision] = {}
         self._frozen: dict[str, Decision] = {}
 
@@ -162,7 +154,7 @@ class RuleStage:
         self.to_freeze.append(param)
         found = self._frozen.get(why)
         if found is None:
-            found = self._frozen[why] = Decision.of(dict(self._frozen_settings), why, self._baseline)
+            found = self._frozen[why] = Decision.of(dict(self._frozen_settings), why)
         return found
 
     def _combine(
@@ -202,7 +194,6 @@ class RuleStage:
         return Decision.of(
             settings,
             ", ".join(labels) or _DEFAULT_RULE,
-            self._baseline,
             lr_factors=tuple(lr_factors),
             decay_factors=tuple(decay_factors),
             route=route,

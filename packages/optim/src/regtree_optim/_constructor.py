@@ -156,6 +156,7 @@ class DefaultOptimizerConstructor:
             taken=taken,
         )
         params.extend(plan.groups)
+        _freeze(plan)
 
     def _legacy_plan(self, model: nn.Module, explain: bool) -> GroupPlan:
         groups: list[dict[str, Any]] = []
@@ -207,8 +208,12 @@ class DefaultOptimizerConstructor:
                 "(after its layers are created)"
             )
         if per_parameter:
-            return self._build_one_group_per_parameter(plan)
-        return self._build(plan.groups)
+            optimizer = self._build_one_group_per_parameter(plan)
+        else:
+            optimizer = self._build(plan.groups)
+        # Once the optimizer is built, so that an error above leaves the model as it was.
+        _freeze(plan)
+        return optimizer
 
     def _build(self, groups: list[dict[str, Any]]) -> Optimizer:
         optimizer_cfg = dict(self.optimizer_cfg)
@@ -266,9 +271,17 @@ class DefaultOptimizerConstructor:
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,
                     group=placement.group,
+                    lr_mult=placement.lr_mult,
+                    decay_mult=placement.decay_mult,
                 )
             )
         return Explanation(rows)
+
+
+def _freeze(plan: GroupPlan) -> None:
+    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction.
+    for param in plan.to_freeze:
+        param.requires_grad_(False)
 
 
 def _splits_safely(optimizer_type: object) -> bool:

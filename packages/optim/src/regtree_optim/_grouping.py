@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import ModuleKind, module_kind
 from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamwiseRules
@@ -45,12 +46,16 @@ class Placement:
         param: The parameter itself.
         rule: What decided its settings.
         group: Index of its group.
+        lr_mult: The product of the lr multipliers applied (layer decay included).
+        decay_mult: The product of the weight-decay multipliers applied.
     """
 
     name: str
     param: torch.Tensor
     rule: str
     group: int
+    lr_mult: Any = 1.0
+    decay_mult: Any = 1.0
 
 
 @dataclass(slots=True)
@@ -60,10 +65,13 @@ class GroupPlan:
     Attributes:
         groups: Dicts with ``params``, ``param_names`` and the group's settings.
         placements: One entry per parameter in model order, or None when not explaining.
+        to_freeze: Parameters that ``freeze`` or ``freeze_below`` froze (SPEC 3.3); the
+            constructor sets their ``requires_grad=False`` when it builds the optimizer.
     """
 
     groups: list[dict[str, Any]] = field(default_factory=list)
     placements: list[Placement] | None = None
+    to_freeze: list[torch.Tensor] = field(default_factory=list)
 
 
 def single_group(model: nn.Module, explain: bool) -> GroupPlan:
@@ -117,6 +125,8 @@ class ParamDecider:
         # Keys of custom_keys that decided at least one parameter.
         self.decided_keys: set[str] = set()
         self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
+        self._compose = rules.composition is not None and rules.composition.compose
+        self._composed: dict[tuple[Decision, Decision], Decision] = {}
 
     def module_decisions(
         self, module: nn.Module, kind: ModuleKind, prefix: str, in_dcn: bool
@@ -152,11 +162,19 @@ class ParamDecider:
         """
         if not param.requires_grad:
             return self.frozen
+        builtin = module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
         for custom_rule in self.rules.custom:
             if custom_rule.key in match_name:
                 self.decided_keys.add(custom_rule.key)
-                return custom_rule.decision
-        return module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
+                if not self._compose:
+                    return custom_rule.decision
+                # SPEC 3.3 compose: base * custom * rule.
+                pair = (custom_rule.decision, builtin)
+                composed = self._composed.get(pair)
+                if composed is None:
+                    composed = self._composed[pair] = compose_decisions(*pair)
+                return composed
+        return builtin
 
     def _evaluate(
         self,
@@ -171,14 +189,18 @@ class ParamDecider:
         rules = self.rules
         settings = rules.base_settings()
         applied: list[str] = []
+        lr_factors: tuple[Any, ...] = ()
+        decay_factors: tuple[Any, ...] = ()
         if rules.base_lr is not None:
             if rules.bias_lr_mult is not None and is_bias and not (is_norm or in_dcn):
                 settings["lr"] = rules.base_lr * rules.bias_lr_mult
                 applied.append("bias_lr_mult")
+                lr_factors = (rules.bias_lr_mult,)
             # Overrides bias_lr_mult, as in mmcv.
             if rules.dcn_offset_lr_mult is not None and offset:
                 settings["lr"] = rules.base_lr * rules.dcn_offset_lr_mult
                 applied = ["dcn_offset_lr_mult"]
+                lr_factors = (rules.dcn_offset_lr_mult,)
         if rules.base_wd is not None:
             # The first rule whose multiplier is given decides.
             for applies, mult_name, mult in (
@@ -190,8 +212,14 @@ class ParamDecider:
                 if applies and mult is not None:
                     settings["weight_decay"] = rules.base_wd * mult
                     applied.append(mult_name)
+                    decay_factors = (mult,)
                     break
-        return Decision.of(settings, ", ".join(applied) or _DEFAULT_RULE)
+        return Decision.of(
+            settings,
+            ", ".join(applied) or _DEFAULT_RULE,
+            lr_factors=lr_factors,
+            decay_factors=decay_factors,
+        )
 
 
 class GroupCollector:
@@ -239,6 +267,7 @@ class GroupPlanner:
         merge: Whether equal decisions share a group.
         explain: Also record each parameter's placement and rule.
         taken: Parameters already placed elsewhere, treated as earlier occurrences.
+        root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
     """
 
     def __init__(
@@ -248,9 +277,16 @@ class GroupPlanner:
         merge: bool,
         explain: bool = False,
         taken: Iterable[torch.Tensor] = (),
+        root: nn.Module | None = None,
     ) -> None:
         self.rules = rules
         self.decider = ParamDecider(rules)
+        composition = rules.composition
+        self.stage = (
+            RuleStage(composition, root, rules.base_settings())
+            if composition is not None and composition.after_builtin and root is not None
+            else None
+        )
         self.collector = GroupCollector(merge)
         self.placements: list[Placement] | None = [] if explain else None
         # id(param) -> first name; the parameters stay alive in the model, so ids are stable.
@@ -271,6 +307,8 @@ class GroupPlanner:
         placements = self.placements
         # Looked up at the module's first new parameter: a shared module met again has none.
         decisions: tuple[Decision, ...] | None = None
+        stage = self.stage
+        facts = stage.module_facts(module) if stage is not None else None
         for name, param in own.items():
             if param is None:
                 continue
@@ -284,9 +322,21 @@ class GroupPlanner:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
             decision = decider.decide(name, param, f"{prefix}.{name}", decisions)
+            if stage is not None:
+                assert facts is not None
+                decision = stage.refine(decision, facts, name, param, full_name)
             index = collector.add(full_name, param, decision)
             if placements is not None:
-                placements.append(Placement(full_name, param, decision.rule, index))
+                placements.append(
+                    Placement(
+                        full_name,
+                        param,
+                        decision.rule,
+                        index,
+                        product(decision.lr_factors),
+                        product(decision.decay_factors),
+                    )
+                )
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
@@ -298,7 +348,13 @@ class GroupPlanner:
             itertools.chain(names, self._duplicate_names),
             prefix,
         )
-        return GroupPlan(groups=self.collector.groups, placements=self.placements)
+        to_freeze: list[torch.Tensor] = []
+        if self.stage is not None:
+            self.stage.finish(root)
+            to_freeze = self.stage.to_freeze
+        return GroupPlan(
+            groups=self.collector.groups, placements=self.placements, to_freeze=to_freeze
+        )
 
     def _duplicate(self, name: str, first: str) -> None:
         if not self.rules.bypass_duplicate:
@@ -374,7 +430,7 @@ def plan_groups(
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain, taken=taken)
+    planner = GroupPlanner(rules, merge=merge, explain=explain, taken=taken, root=root)
     for module_prefix, module, module_in_dcn in walk_modules(root, prefix, in_dcn):
         planner.place_module(module, module_prefix, module_in_dcn)
     return planner.finish(root, prefix)

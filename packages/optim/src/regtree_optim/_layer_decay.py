@@ -61,9 +61,9 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _regex_pairs(depth: object) -> tuple[tuple[re.Pattern[str], int], ...]:
+def _regex_pairs(depth: list[Any] | tuple[Any, ...]) -> tuple[tuple[re.Pattern[str], int], ...]:
     pairs = []
-    for position, pair in enumerate(depth):  # type: ignore[call-overload]
+    for position, pair in enumerate(depth):
         if not (
             isinstance(pair, (list, tuple))
             and len(pair) == 2
@@ -125,7 +125,7 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
     num_layers = cfg.get("num_layers")
     if isinstance(depth, (list, tuple)):
         pairs = _regex_pairs(depth)
-        if not (_is_count(num_layers) and num_layers > 0):
+        if not (isinstance(num_layers, int) and _is_count(num_layers) and num_layers > 0):
             raise ValueError(
                 f"{_WHERE} with a list of [regex, n] pairs needs num_layers beside it (an int > "
                 f"0; names that match no regex are in the top layer, num_layers - 1), got "

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._names import closest_names
+from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
 
 __all__ = [
     "DEFAULT_PARAMWISE_KEYS",
@@ -26,7 +27,12 @@ _MULT_KEYS: Final[tuple[str, ...]] = (
     "dcn_offset_lr_mult",
 )
 _BOOL_KEYS: Final[tuple[str, ...]] = ("bypass_duplicate", "merge_groups")
-DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = ("custom_keys", *_MULT_KEYS, *_BOOL_KEYS)
+DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = (
+    "custom_keys",
+    *_MULT_KEYS,
+    *_BOOL_KEYS,
+    *COMPOSITION_KEYS,
+)
 _CUSTOM_MULTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult")
 # Keys a custom_keys entry may not set: the parameter lists are the constructor's to fill.
 _CUSTOM_RESERVED: Final[dict[str, str]] = {
@@ -54,17 +60,33 @@ class Decision:
         settings: The group options (``lr``, ``weight_decay``, custom options) the rule sets.
         rule: What decided them, as shown by ``explain``.
         key: Hashable form of ``settings``; equal keys share a group when merging.
+        lr_factors: The lr multipliers applied, in order (``lr = base_lr * f0 * f1 * ...``).
+        decay_factors: The weight-decay multipliers applied, in order.
+        route: The sub-optimizer a ``rules`` entry routed the parameter to (SPEC 3.6), or None.
     """
 
     settings: dict[str, Any]
     rule: str
     key: Hashable
+    lr_factors: tuple[Any, ...] = ()
+    decay_factors: tuple[Any, ...] = ()
+    route: str | None = None
 
     @classmethod
-    def of(cls, settings: dict[str, Any], rule: str) -> Decision:
-        """Build a decision, deriving its merge key from ``settings``."""
-        key = tuple(sorted((name, _hashable(value)) for name, value in settings.items()))
-        return cls(settings=settings, rule=rule, key=key)
+    def of(
+        cls,
+        settings: dict[str, Any],
+        rule: str,
+        *,
+        lr_factors: tuple[Any, ...] = (),
+        decay_factors: tuple[Any, ...] = (),
+        route: str | None = None,
+    ) -> Decision:
+        """Build a decision, deriving its merge key from ``settings`` (and ``route``)."""
+        key: Hashable = tuple(sorted((name, _hashable(value)) for name, value in settings.items()))
+        if route is not None:
+            key = (key, route)
+        return cls(settings, rule, key, lr_factors, decay_factors, route)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +118,8 @@ class ParamwiseRules:
         dcn_offset_lr_mult: Multiplier for the lr of a deformable conv's offset conv.
         bypass_duplicate: Skip shared parameters after their first occurrence.
         merge_groups: Put parameters with equal settings in one group.
+        composition: SPEC 3.3's ``compose``, ``rules``, ``model_hooks`` and ``layer_decay``, or
+            None when the config uses none of them.
     """
 
     base_lr: Any
@@ -109,6 +133,7 @@ class ParamwiseRules:
     dcn_offset_lr_mult: Any
     bypass_duplicate: bool
     merge_groups: bool
+    composition: Composition | None = None
 
     def base_settings(self) -> dict[str, Any]:
         """Settings of a parameter no rule touches: the optimizer's own lr and weight_decay."""
@@ -234,7 +259,13 @@ def _resolve_custom(
         if base_wd is not None:
             settings["weight_decay"] = base_wd * (1.0 if decay_mult is None else decay_mult)
         settings.update(options)
-        rules.append(CustomRule(key=key, decision=Decision.of(settings, f"custom_keys[{key!r}]")))
+        decision = Decision.of(
+            settings,
+            f"custom_keys[{key!r}]",
+            lr_factors=() if lr_mult is None else (lr_mult,),
+            decay_factors=() if decay_mult is None else (decay_mult,),
+        )
+        rules.append(CustomRule(key=key, decision=decision))
     return tuple(rules)
 
 
@@ -295,4 +326,17 @@ def resolve_rules(
         dcn_offset_lr_mult=paramwise_cfg.get("dcn_offset_lr_mult"),
         bypass_duplicate=paramwise_cfg.get("bypass_duplicate", False),
         merge_groups=paramwise_cfg.get("merge_groups", True),
+        composition=resolve_composition(
+            paramwise_cfg,
+            base_lr=base_lr,
+            base_wd=base_wd,
+            accepted_options=accepted_options,
+            optimizer_name=optimizer_name,
+            # RoutedOptimizer's sub-optimizers (SPEC 3.6), what a rule's optimizer= may name.
+            routes=(
+                list(optimizer_cfg["optimizers"])
+                if isinstance(optimizer_cfg.get("optimizers"), Mapping)
+                else None
+            ),
+        ),
     )

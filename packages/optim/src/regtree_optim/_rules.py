@@ -97,7 +97,9 @@ class ParamRule:
             return False
         return self.exclude is None or self.exclude.match(full_name) is None
 
-    def selects_facts(self, kinds: frozenset[str], classes: frozenset[str], name: str, ndim: int) -> bool:
+    def selects_facts(
+        self, kinds: frozenset[str], classes: frozenset[str], name: str, ndim: int
+    ) -> bool:
         """Whether the module, ``name`` and ``ndim`` selectors hold."""
         if (self.kinds or self.classes) and not (self.kinds & kinds or self.classes & classes):
             return False
@@ -231,7 +233,10 @@ def _regex(value: object, index: int) -> re.Pattern[str]:
 
 def _modules(value: object, index: int) -> tuple[frozenset[str], frozenset[str]]:
     names = _str_list(
-        value, index, "module", f"a module kind ({', '.join(map(repr, MODULE_KINDS))}) or a class name"
+        value,
+        index,
+        "module",
+        f"a module kind ({', '.join(map(repr, MODULE_KINDS))}) or a class name",
     )
     kinds = frozenset(name for name in names if name in MODULE_KINDS)
     return kinds, frozenset(names) - kinds
@@ -269,6 +274,7 @@ def _resolve_one(
     base_wd: Any,
     accepted_options: Collection[str] | None,
     optimizer_name: str,
+    routes: Collection[str] | None,
 ) -> ParamRule:
     where = _where(index)
     values: dict[str, Any] = {}
@@ -298,7 +304,9 @@ def _resolve_one(
         )
     kinds, classes = _modules(values["module"], index) if "module" in values else ((), ())
     lr_mult = _mult(values["lr_mult"], index, "lr_mult") if "lr_mult" in values else None
-    decay_mult = _mult(values["decay_mult"], index, "decay_mult") if "decay_mult" in values else None
+    decay_mult = (
+        _mult(values["decay_mult"], index, "decay_mult") if "decay_mult" in values else None
+    )
     if lr_mult is not None and base_lr is None:
         raise ValueError(
             f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr, so there is nothing "
@@ -318,6 +326,19 @@ def _resolve_one(
         raise TypeError(
             f"{where}['optimizer'] must name one of RoutedOptimizer's optimizers (a non-empty "
             f"str), got {optimizer!r} ({type(optimizer).__name__})."
+        )
+    if optimizer is not None and routes is None:
+        raise ValueError(
+            f"{where} routes its parameters to optimizer {optimizer!r}, but {optimizer_name} "
+            "has no optimizers to route to; use type='RoutedOptimizer' with optimizers={name: "
+            "config, ...}, or drop 'optimizer' from the rule."
+        )
+    if optimizer is not None and routes is not None and optimizer not in routes:
+        hint = closest_names(optimizer, routes)
+        suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+        raise ValueError(
+            f"{where} routes its parameters to optimizer {optimizer!r}, which is not one of "
+            f"the optimizers: {', '.join(map(repr, routes))}.{suggestion}"
         )
     return ParamRule(
         index=index,
@@ -348,6 +369,7 @@ def resolve_param_rules(
     base_wd: Any,
     accepted_options: Collection[str] | None,
     optimizer_name: str,
+    routes: Collection[str] | None = None,
 ) -> tuple[ParamRule, ...]:
     """Validate ``paramwise_cfg['rules']``.
 
@@ -357,6 +379,8 @@ def resolve_param_rules(
         base_wd: ``optimizer_cfg['weight_decay']`` or None.
         accepted_options: Options the optimizer accepts, or None when any is accepted.
         optimizer_name: The optimizer's name, for messages.
+        routes: The names a rule's ``optimizer`` may route to (RoutedOptimizer's
+            ``optimizers``), or None when the optimizer routes nowhere.
 
     Raises:
         TypeError: ``rules`` is not a list, an entry is not a mapping, or an effect has the
@@ -377,7 +401,7 @@ def resolve_param_rules(
                 f"{entry!r} ({type(entry).__name__})."
             )
         resolved.append(
-            _resolve_one(index, entry, base_lr, base_wd, accepted_options, optimizer_name)
+            _resolve_one(index, entry, base_lr, base_wd, accepted_options, optimizer_name, routes)
         )
     return tuple(resolved)
 
@@ -414,6 +438,7 @@ def resolve_composition(
     base_wd: Any,
     accepted_options: Collection[str] | None,
     optimizer_name: str,
+    routes: Collection[str] | None = None,
 ) -> Composition | None:
     """Validate SPEC 3.3's keys of ``paramwise_cfg``; None when it uses none of them.
 
@@ -441,8 +466,11 @@ def resolve_composition(
                 base_wd=base_wd,
                 accepted_options=accepted_options,
                 optimizer_name=optimizer_name,
+                routes=routes,
             )
         ),
         model_hooks=paramwise_cfg.get("model_hooks", False),
-        layer_decay=None if layer_decay is None else resolve_layer_decay(layer_decay, base_lr=base_lr),
+        layer_decay=None
+        if layer_decay is None
+        else resolve_layer_decay(layer_decay, base_lr=base_lr),
     )
