@@ -18,7 +18,7 @@ from torch import nn
 
 from ._layer_decay import LayerDepths
 from ._model_hooks import NoDecayHooks
-from ._paramwise import Decision
+from ._paramwise import Decision, ParamwiseRules
 from ._rules import Composition, ParamRule, RuleSelector
 
 __all__ = ["RuleStage", "compose_decisions", "product"]
@@ -47,7 +47,7 @@ def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...])
         settings[option] = value
 
 
-def compose_decisions(custom: Decision, builtin: Decision) -> Decision:
+def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules) -> Decision:
     """``compose=True``: a custom key's settings, with 3.2's rule multiplied on top.
 
     ``base * custom * rule``: the custom key's lr and weight decay (already ``base * custom``)
@@ -56,7 +56,7 @@ def compose_decisions(custom: Decision, builtin: Decision) -> Decision:
     settings = dict(custom.settings)
     _multiplied(settings, "lr", builtin.lr_factors)
     _multiplied(settings, "weight_decay", builtin.decay_factors)
-    return Decision.of(
+    return rules.decision(
         settings,
         ", ".join(_labels(custom.rule, builtin.rule)) or _DEFAULT_RULE,
         lr_factors=(*custom.lr_factors, *builtin.lr_factors),
@@ -70,7 +70,7 @@ class RuleStage:
     Args:
         composition: The validated SPEC 3.3 keys.
         model: The unwrapped model (its hooks are read here).
-        frozen_settings: The settings of a frozen parameter (the optimizer's defaults).
+        rules: The validated paramwise rules (for the frozen settings and merge keys).
 
     Raises:
         ValueError: the model lacks the layer-depth hook that ``layer_decay`` needs.
@@ -81,7 +81,7 @@ class RuleStage:
         self,
         composition: Composition,
         model: nn.Module,
-        frozen_settings: dict[str, Any],
+        rules: ParamwiseRules,
     ) -> None:
         self.composition = composition
         self.selector = RuleSelector(composition.rules) if composition.rules else None
@@ -93,7 +93,7 @@ class RuleStage:
         hooks = NoDecayHooks(model) if composition.model_hooks else None
         self.hooks = hooks if hooks else None
         self.to_freeze: list[torch.Tensor] = []
-        self._frozen_settings = frozen_settings
+        self._rules = rules
         self._cache: dict[Hashable, Decision] = {}
         self._frozen: dict[str, Decision] = {}
 
@@ -154,7 +154,7 @@ class RuleStage:
         self.to_freeze.append(param)
         found = self._frozen.get(why)
         if found is None:
-            found = self._frozen[why] = Decision.of(dict(self._frozen_settings), why)
+            found = self._frozen[why] = self._rules.decision(self._rules.base_settings(), why)
         return found
 
     def _combine(
@@ -191,7 +191,7 @@ class RuleStage:
             settings["weight_decay"] = settings.get("weight_decay", 0.0) * 0
             decay_factors.append(0)
             labels.append(hook)
-        return Decision.of(
+        return self._rules.decision(
             settings,
             ", ".join(labels) or _DEFAULT_RULE,
             lr_factors=tuple(lr_factors),

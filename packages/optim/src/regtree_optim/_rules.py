@@ -20,6 +20,7 @@ from torch import nn
 from ._layer_decay import LayerDecay, resolve_layer_decay
 from ._module_kinds import module_kind
 from ._names import closest_names
+from ._optimizer_types import OptimizerInfo
 
 __all__ = [
     "COMPOSITION_KEYS",
@@ -272,11 +273,12 @@ def _resolve_one(
     entry: Mapping[Any, Any],
     base_lr: Any,
     base_wd: Any,
-    accepted_options: Collection[str] | None,
-    optimizer_name: str,
+    optimizer: OptimizerInfo,
     routes: Collection[str] | None,
 ) -> ParamRule:
     where = _where(index)
+    accepted_options = optimizer.options
+    optimizer_name = optimizer.name
     values: dict[str, Any] = {}
     options: dict[str, Any] = {}
     for key, value in entry.items():
@@ -295,6 +297,12 @@ def _resolve_one(
                 f"{where} has unknown key {key!r}{suggestion} A rule holds selectors "
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
                 f"{optimizer_name} accepts: {', '.join(sorted(accepted_options))}."
+            )
+        expected = optimizer.expected_type(key, value)
+        if expected is not None:
+            raise TypeError(
+                f"{where}[{key!r}]: expected {expected}, got {value!r} ({type(value).__name__}), "
+                f"as the signature of {optimizer_name} annotates {key!r}"
             )
         options[key] = value
     if not any(key in values for key in _SELECTORS):
@@ -321,23 +329,23 @@ def _resolve_one(
     freeze = values.get("freeze", False)
     if not isinstance(freeze, bool):
         raise TypeError(f"{where}['freeze'] must be True or False, got {freeze!r}.")
-    optimizer = values.get("optimizer")
-    if optimizer is not None and not (isinstance(optimizer, str) and optimizer):
+    route = values.get("optimizer")
+    if route is not None and not (isinstance(route, str) and route):
         raise TypeError(
             f"{where}['optimizer'] must name one of RoutedOptimizer's optimizers (a non-empty "
-            f"str), got {optimizer!r} ({type(optimizer).__name__})."
+            f"str), got {route!r} ({type(route).__name__})."
         )
-    if optimizer is not None and routes is None:
+    if route is not None and routes is None:
         raise ValueError(
-            f"{where} routes its parameters to optimizer {optimizer!r}, but {optimizer_name} "
+            f"{where} routes its parameters to optimizer {route!r}, but {optimizer_name} "
             "has no optimizers to route to; use type='RoutedOptimizer' with optimizers={name: "
             "config, ...}, or drop 'optimizer' from the rule."
         )
-    if optimizer is not None and routes is not None and optimizer not in routes:
-        hint = closest_names(optimizer, routes)
+    if route is not None and routes is not None and route not in routes:
+        hint = closest_names(route, routes)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(
-            f"{where} routes its parameters to optimizer {optimizer!r}, which is not one of "
+            f"{where} routes its parameters to optimizer {route!r}, which is not one of "
             f"the optimizers: {', '.join(map(repr, routes))}.{suggestion}"
         )
     return ParamRule(
@@ -358,7 +366,7 @@ def _resolve_one(
         decay_mult=decay_mult,
         options=options,
         freeze=freeze,
-        optimizer=optimizer,
+        optimizer=route,
     )
 
 
@@ -367,8 +375,7 @@ def resolve_param_rules(
     *,
     base_lr: Any,
     base_wd: Any,
-    accepted_options: Collection[str] | None,
-    optimizer_name: str,
+    optimizer: OptimizerInfo,
     routes: Collection[str] | None = None,
 ) -> tuple[ParamRule, ...]:
     """Validate ``paramwise_cfg['rules']``.
@@ -377,8 +384,7 @@ def resolve_param_rules(
         rules: The list of rule mappings.
         base_lr: ``optimizer_cfg['lr']`` or None.
         base_wd: ``optimizer_cfg['weight_decay']`` or None.
-        accepted_options: Options the optimizer accepts, or None when any is accepted.
-        optimizer_name: The optimizer's name, for messages.
+        optimizer: What the optimizer accepts: its options and their annotations.
         routes: The names a rule's ``optimizer`` may route to (RoutedOptimizer's
             ``optimizers``), or None when the optimizer routes nowhere.
 
@@ -400,9 +406,7 @@ def resolve_param_rules(
                 f"{_where(index)} must be a mapping (a dict) of selectors and effects, got "
                 f"{entry!r} ({type(entry).__name__})."
             )
-        resolved.append(
-            _resolve_one(index, entry, base_lr, base_wd, accepted_options, optimizer_name, routes)
-        )
+        resolved.append(_resolve_one(index, entry, base_lr, base_wd, optimizer, routes))
     return tuple(resolved)
 
 
@@ -436,8 +440,7 @@ def resolve_composition(
     *,
     base_lr: Any,
     base_wd: Any,
-    accepted_options: Collection[str] | None,
-    optimizer_name: str,
+    optimizer: OptimizerInfo,
     routes: Collection[str] | None = None,
 ) -> Composition | None:
     """Validate SPEC 3.3's keys of ``paramwise_cfg``; None when it uses none of them.
@@ -464,8 +467,7 @@ def resolve_composition(
                 rules,
                 base_lr=base_lr,
                 base_wd=base_wd,
-                accepted_options=accepted_options,
-                optimizer_name=optimizer_name,
+                optimizer=optimizer,
                 routes=routes,
             )
         ),
