@@ -27,7 +27,8 @@ IMPORT_NAMES: dict[str, str] = {
 # matrix belongs to the core session, which never installs torch.
 TORCH_PYTHON = "3.11"
 CORE_PYTHONS = ["3.11", "3.12", "3.13"]
-TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+# jsonschema: the schema tests check `regtree schema` with a maintained validator.
+TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100", "jsonschema>=4.18"]
 # torch warns at import without NumPy; install it wherever torch is.
 TORCH_EXTRAS = ["numpy"]
 # The documentation site's generator (ruff formats the signatures); mkdocstrings reads the
@@ -163,7 +164,7 @@ def installed(session: nox.Session) -> None:
     """Build all four wheels with hatch and run the cross-package tests against them."""
     wheels = _build_wheels(session)
     session.install(
-        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS
+        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS, "pyyaml"
     )
     # Run from an empty folder so nothing in the checkout can shadow the installed wheels.
     workdir = Path(session.create_tmp()) / "run"

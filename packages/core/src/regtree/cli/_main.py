@@ -20,7 +20,9 @@ from ._commands import (
     run_tree,
     run_validate,
 )
+from ._doctor import add_doctor_command
 from ._roots import find_root_registries, import_locations
+from ._schema import add_schema_command
 from ._support import (
     UsageError,
     did_you_mean,
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "build_parser", "load_section", "main"]
 
-COMMANDS = ("tree", "list", "show", "validate", "build")
+COMMANDS = ("tree", "list", "show", "validate", "build", "schema", "doctor")
 DEFAULT_TREE = "model"
 
 _SECTION_HELP = (
@@ -71,6 +73,8 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
         except UsageError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
+    if getattr(options, "imports_plugins", False):  # doctor imports them one by one itself
+        return run_command(PROG, partial(options.handler, options, roots))
     try:
         if roots is None:
             from .._plugins import load_plugins
@@ -146,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_options(build)
     build.set_defaults(handler=run_build)
+    add_schema_command(commands)
+    add_doctor_command(commands)
     return parser
 
 

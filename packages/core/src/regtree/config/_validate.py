@@ -17,6 +17,7 @@ __all__ = [
     "ConfigProblem",
     "format_path",
     "resolve_key",
+    "signature_of",
     "suggest_keys",
     "validate_config",
 ]
@@ -316,7 +317,7 @@ class _Checker:
         given: Mapping[Any, object],
         path: tuple[str | int, ...],
     ) -> None:
-        signature = _signature(target)
+        signature = signature_of(target)
         if signature is None:
             return
         from difflib import get_close_matches
@@ -468,7 +469,15 @@ def _describe_target(type_value: object, target: Callable[..., object]) -> str:
     return where
 
 
-def _signature(target: Callable[..., object]) -> Signature | None:
+def signature_of(target: Callable[..., object]) -> Signature | None:
+    """Return the signature a config is checked against, annotations evaluated where they can be.
+
+    Args:
+        target: The class or callable a config names.
+
+    Returns:
+        Its signature, or None where it has none (some builtins and extension types).
+    """
     from inspect import signature
 
     try:
