@@ -11,7 +11,13 @@ from functools import partial
 from typing import Any
 
 from regtree import Registry
-from regtree.cli import UsageError, parse_command_line, read_config, run_command
+from regtree.cli import (
+    UsageError,
+    add_set_option,
+    parse_command_line,
+    read_config,
+    run_command,
+)
 
 __all__ = ["main"]
 
@@ -59,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
     explain.add_argument("--json", action="store_true", help="print JSON (to diff two configs)")
+    add_set_option(explain)
     return parser
 
 
@@ -66,7 +73,7 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     import warnings
 
     path: str = options.config
-    model_cfg, optimizer_cfg = _load_sections(path)
+    model_cfg, optimizer_cfg = _load_sections(path, options.overrides)
     try:
         # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
         with warnings.catch_warnings(record=True) as caught:
@@ -117,8 +124,10 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     return 0
 
 
-def _load_sections(path: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    cfg = read_config(path)
+def _load_sections(
+    path: str, overrides: Sequence[str] = ()
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    cfg = read_config(path, overrides)
     sections = []
     for name in ("model", "optimizer"):
         section = cfg.get(name)
