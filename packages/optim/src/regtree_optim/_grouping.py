@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import ModuleKind, module_kind
 from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
@@ -44,12 +45,16 @@ class Placement:
         param: The parameter itself.
         rule: What decided its settings.
         group: Index of its group.
+        lr_mult: The product of the lr multipliers applied (layer decay included).
+        decay_mult: The product of the weight-decay multipliers applied.
     """
 
     name: str
     param: torch.Tensor
     rule: str
     group: int
+    lr_mult: Any = 1.0
+    decay_mult: Any = 1.0
 
 
 @dataclass(slots=True)
@@ -59,10 +64,13 @@ class GroupPlan:
     Attributes:
         groups: Dicts with ``params``, ``param_names`` and the group's settings.
         placements: One entry per parameter in model order, or None when not explaining.
+        to_freeze: Parameters that ``freeze`` or ``freeze_below`` froze (SPEC 3.3); the
+            constructor sets their ``requires_grad=False`` when it builds the optimizer.
     """
 
     groups: list[dict[str, Any]] = field(default_factory=list)
     placements: list[Placement] | None = None
+    to_freeze: list[torch.Tensor] = field(default_factory=list)
 
 
 def single_group(model: nn.Module, explain: bool) -> GroupPlan:
@@ -144,6 +152,8 @@ class ParamDecider:
         # Keys of custom_keys that decided at least one parameter.
         self.decided_keys: set[str] = set()
         self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
+        self._compose = rules.composition is not None and rules.composition.compose
+        self._composed: dict[tuple[Decision, Decision], Decision] = {}
 
     def module_decisions(
         self, module: nn.Module, kind: ModuleKind, prefix: str, in_dcn: bool
@@ -179,11 +189,19 @@ class ParamDecider:
         """
         if not param.requires_grad:
             return self.frozen
+        builtin = module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
         for custom_rule in self.rules.custom:
             if custom_rule.key in match_name:
                 self.decided_keys.add(custom_rule.key)
-                return custom_rule.decision
-        return module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
+                if not self._compose:
+                    return custom_rule.decision
+                # SPEC 3.3 compose: base * custom * rule.
+                pair = (custom_rule.decision, builtin)
+                composed = self._composed.get(pair)
+                if composed is None:
+                    composed = self._composed[pair] = compose_decisions(*pair, self.rules)
+                return composed
+        return builtin
 
 
 class GroupCollector:
@@ -237,6 +255,7 @@ class GroupPlanner:
         explain: Also record each parameter's placement and rule.
         groups: The list to append new groups to; groups already in it (or appended by others
             between two :meth:`place_module` calls) hold earlier occurrences.
+        root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
     """
 
     def __init__(
@@ -246,9 +265,16 @@ class GroupPlanner:
         merge: bool,
         explain: bool = False,
         groups: list[dict[str, Any]] | None = None,
+        root: nn.Module | None = None,
     ) -> None:
         self.rules = rules
         self.decider = ParamDecider(rules)
+        composition = rules.composition
+        self.stage = (
+            RuleStage(composition, root, rules)
+            if composition is not None and composition.after_builtin and root is not None
+            else None
+        )
         self.collector = GroupCollector(merge, groups)
         self.placements: list[Placement] | None = [] if explain else None
         # id(param) -> (first name, visit); the parameters stay alive in the model, so ids are
@@ -275,6 +301,8 @@ class GroupPlanner:
         placements = self.placements
         # Looked up at the module's first new parameter: a shared module met again has none.
         decisions: tuple[Decision, ...] | None = None
+        stage = self.stage
+        facts = stage.module_facts(module) if stage is not None else None
         for name, param in own.items():
             if param is None:
                 continue
@@ -290,15 +318,33 @@ class GroupPlanner:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
             decision = decider.decide(name, param, f"{prefix}.{name}", decisions)
+            if stage is not None:
+                assert facts is not None
+                decision = stage.refine(decision, facts, name, param, full_name)
             index = collector.add(full_name, param, decision)
             if placements is not None:
-                placements.append(Placement(full_name, param, decision.rule, index))
+                placements.append(
+                    Placement(
+                        full_name,
+                        param,
+                        decision.rule,
+                        index,
+                        product(decision.lr_factors),
+                        product(decision.decay_factors),
+                    )
+                )
         self._synced = len(groups)
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
         _warn_unmatched(root, self.rules.custom, self.decider.decided_keys, self._names, prefix)
-        return GroupPlan(groups=self.collector.groups, placements=self.placements)
+        to_freeze: list[torch.Tensor] = []
+        if self.stage is not None:
+            self.stage.finish(root)
+            to_freeze = self.stage.to_freeze
+        return GroupPlan(
+            groups=self.collector.groups, placements=self.placements, to_freeze=to_freeze
+        )
 
     def _sync(self, groups: list[dict[str, Any]]) -> None:
         # Groups someone else appended (an add_params override): their parameters came first.
@@ -381,7 +427,7 @@ def plan_groups(
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain)
+    planner = GroupPlanner(rules, merge=merge, explain=explain, root=root)
     for module_prefix, module, module_in_dcn in walk_modules(root):
         planner.place_module(module, module_prefix, module_in_dcn)
     return planner.finish(root, "")
