@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .._registry import Registry
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Any
 
 __all__ = ["find_root_registries", "import_locations", "iter_tree"]
 

@@ -7,7 +7,7 @@ except ``Registry.validate``, which calls :func:`validate_config`.
 from __future__ import annotations
 
 from ._load import SUPPORTED_SUFFIXES, ConfigError, load_config
-from ._validate import PROBLEM_KINDS, ConfigProblem, format_path, suggest_keys, validate_config
+from ._validate import PROBLEM_KINDS, ConfigProblem, format_path, validate_config
 
 __all__ = [
     "PROBLEM_KINDS",
@@ -16,6 +16,5 @@ __all__ = [
     "ConfigProblem",
     "format_path",
     "load_config",
-    "suggest_keys",
     "validate_config",
 ]
