@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -18,6 +18,7 @@ from ._names import callable_name
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
+from ._schedulers import lr_at_by_name, resolve_steps
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
@@ -240,16 +241,36 @@ class DefaultOptimizerConstructor:
         ]
         return optimizer
 
-    def explain(self, model: nn.Module) -> Explanation:
+    def explain(
+        self,
+        model: nn.Module,
+        *,
+        scheduler: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        at: Sequence[int] | None = None,
+    ) -> Explanation:
         """Return one row per parameter: its name, shape, lr, weight decay, rule and group.
 
         The rows agree with the groups :meth:`__call__` builds for the same model; ``print`` the
-        result for a table. Nothing is built.
+        result for a table. Without ``scheduler`` nothing is built. With it, the optimizer is
+        built and the scheduler (a ``build_scheduler`` config) stepped, and each row's ``lr_at``
+        maps each step of ``at`` to the lr after that many ``scheduler.step()`` calls (negative
+        steps count back from the end of a phased schedule); nothing is trained.
 
         Raises:
             TypeError: ``model`` is not an ``nn.Module``.
-            ValueError: a shared parameter without ``bypass_duplicate``.
+            ValueError: a shared parameter without ``bypass_duplicate``; ``at`` without
+                ``scheduler`` or the other way round; a negative step where the schedule has no
+                end.
         """
+        if (scheduler is None) != (at is None):
+            raise ValueError(
+                "explain needs scheduler= and at= together (the schedule, and the steps whose lr "
+                f"to show), got scheduler={scheduler!r}, at={at!r}"
+            )
+        lr_at: dict[str, dict[int, Any]] = {}
+        if scheduler is not None and at is not None:
+            resolve_steps(scheduler, at)  # a bad step fails before anything is built
+            lr_at = lr_at_by_name(self(model), scheduler, at)
         model = unwrap_model(_check_model(model))
         plan = self._plan(model, explain=True)
         assert plan.placements is not None  # explain=True always records placements
@@ -266,6 +287,7 @@ class DefaultOptimizerConstructor:
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,
                     group=placement.group,
+                    lr_at=lr_at.get(placement.name, {}),
                 )
             )
         return Explanation(rows)
