@@ -170,6 +170,13 @@ def test_did_you_mean_ignores_case_and_prefers_reachable_names(tree: Tree) -> No
         tree.little.build({"type": "shard"})
 
 
+def test_did_you_mean_finds_a_name_written_in_another_case(registry: Registry[Any]) -> None:
+    registry.register_module(name="ResNet", module=type("ResNet", (), {}))
+    registry.register_module(name="ViT", module=type("ViT", (), {}))
+    with pytest.raises(NotRegisteredError, match=r"'RESNET' is .* Did you mean 'ResNet'\?$"):
+        registry.build({"type": "RESNET"})
+
+
 def test_not_registered_lists_the_entries_when_nothing_is_close(tree: Tree) -> None:
     with pytest.raises(NotRegisteredError, match=r"Registered there: 'Lion'\.$"):
         tree.lion.build({"type": "Xyzzy"})
