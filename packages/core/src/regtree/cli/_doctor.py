@@ -12,7 +12,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .._registry import Registry, registry_label
+from .._naming import registry_label
+from .._registry import Registry
 from ._roots import find_root_registries, import_locations, iter_tree
 
 TYPE_CHECKING = False

@@ -16,7 +16,8 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._registry import Registry, registry_label
+from .._naming import origin, registry_label
+from .._registry import Registry
 from ..config._validate import signature_of
 from ._roots import iter_tree
 
@@ -58,10 +59,16 @@ def config_schema(registry: Registry[Any], section: str | None = "model") -> dic
         The schema, as plain JSON-ready data.
     """
     entries: dict[str, Any] = {}  # $defs name -> schema of one callable's config
+    names: dict[int, str] = {}  # id of a callable -> its $defs name
     branches: list[dict[str, Any]] = []
     for key, target in _type_values(registry):
-        definition = _definition_name(target)
-        if definition not in entries:
+        definition = names.get(id(target))
+        if definition is None:
+            # Named by where it is defined; two partials of one function need two names.
+            definition = origin(target)
+            while definition in entries:
+                definition += "'"
+            names[id(target)] = definition
             entries[definition] = _entry_schema(key, target)
         branches.append(
             {
@@ -243,14 +250,6 @@ def _summary(target: object) -> str:
         return ""
     lines = inspect.cleandoc(doc).strip().splitlines()
     return lines[0].strip() if lines else ""
-
-
-def _definition_name(target: object) -> str:
-    module = getattr(target, "__module__", None)
-    qualname = getattr(target, "__qualname__", None)
-    if isinstance(module, str) and isinstance(qualname, str):
-        return f"{module}:{qualname}"
-    return f"object-{id(target)}"
 
 
 def _pointer(name: str) -> str:
