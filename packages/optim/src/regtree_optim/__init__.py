@@ -8,6 +8,7 @@ from ._constructor import DefaultOptimizerConstructor
 from ._explain import Explanation, ParamRow
 from ._module_kinds import register_dcn_type, register_norm_type, register_wrapper_type
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS
+from ._routed import RoutedOptimizer
 
 __all__ = [
     "OPTIMIZERS",
@@ -15,6 +16,7 @@ __all__ = [
     "DefaultOptimizerConstructor",
     "Explanation",
     "ParamRow",
+    "RoutedOptimizer",
     "build_optimizer",
     "build_optimizer_constructor",
     "register_dcn_type",

@@ -18,6 +18,8 @@ from ._names import callable_name
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
+from ._routed import plan_routed, resolve_routed, routed_type
+from ._sharding import original_shapes
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
@@ -91,17 +93,30 @@ class DefaultOptimizerConstructor:
 
     def _resolve(self) -> ParamwiseRules:
         cls = type(self)
-        return resolve_rules(
-            self.optimizer_cfg,
-            self.paramwise_cfg,
-            declared_keys=frozenset(cls.paramwise_keys),
-            owner=callable_name(cls),
-            # Only the base class knows every key it reads: a subclass may read keys in code we
-            # cannot see (constructors written for mmcv do), so its undeclared keys warn.
-            strict=cls is DefaultOptimizerConstructor,
-            accepted_options=self._optimizer_info.options,
-            optimizer_name=self._optimizer_info.name,
+
+        def resolve(
+            optimizer_cfg: Mapping[str, Any], accepted: frozenset[str] | None, name: str
+        ) -> ParamwiseRules:
+            return resolve_rules(
+                optimizer_cfg,
+                self.paramwise_cfg,
+                declared_keys=frozenset(cls.paramwise_keys),
+                owner=callable_name(cls),
+                # Only the base class knows every key it reads: a subclass may read keys in code
+                # we cannot see (constructors written for mmcv do), so its undeclared keys warn.
+                strict=cls is DefaultOptimizerConstructor,
+                accepted_options=accepted,
+                optimizer_name=name,
+            )
+
+        # A RoutedOptimizer's rules are resolved once per sub-optimizer, with its bases.
+        self._routed = (
+            resolve_routed(self.optimizer_cfg, resolve) if routed_type(self.optimizer_cfg) else None
         )
+        if self._routed is not None:
+            return self._routed.rules[self._routed.default]
+        info = self._optimizer_info
+        return resolve(self.optimizer_cfg, info.options, info.name)
 
     def _current_rules(self) -> ParamwiseRules:
         # mmcv-era subclasses sometimes assign a new paramwise_cfg after super().__init__().
@@ -123,9 +138,22 @@ class DefaultOptimizerConstructor:
     def _plan(self, model: nn.Module, explain: bool, merge_groups: bool | None = None) -> GroupPlan:
         if self._uses_legacy_add_params():
             return self._legacy_plan(model, explain)
+        self._current_rules()
+        if self._routed is not None:
+            shapes = original_shapes(model)
+            return plan_routed(
+                self._routed,
+                lambda rules: self._plan_with(model, rules, True, merge_groups),
+                lambda param: shapes.get(id(param), param.shape),
+            )
+        return self._plan_with(model, self._current_rules(), explain, merge_groups)
+
+    def _plan_with(
+        self, model: nn.Module, rules: ParamwiseRules, explain: bool, merge_groups: bool | None
+    ) -> GroupPlan:
         if not self.paramwise_cfg:
             return single_group(model, explain)
-        return plan_groups(model, self._current_rules(), explain=explain, merge_groups=merge_groups)
+        return plan_groups(model, rules, explain=explain, merge_groups=merge_groups)
 
     def add_params(
         self,
@@ -256,12 +284,13 @@ class DefaultOptimizerConstructor:
         info: OptimizerInfo = self._optimizer_info
         cfg = self.optimizer_cfg
         rows = []
+        shapes = original_shapes(model)  # FSDP1 flattens its parameters; rows show them whole
         for placement in plan.placements:
             group = plan.groups[placement.group]
             rows.append(
                 ParamRow(
                     name=placement.name,
-                    shape=tuple(placement.param.shape),
+                    shape=tuple(shapes.get(id(placement.param), placement.param.shape)),
                     lr=_effective(group, cfg, info, "lr"),
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,

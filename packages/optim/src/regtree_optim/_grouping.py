@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
-from ._module_kinds import ModuleKind, module_kind
+from ._module_kinds import ModuleKind, inner_module, module_kind
 from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamwiseRules
+from ._sharding import flat_originals, is_flat_parameter, original_shapes
 
 __all__ = [
     "GroupCollector",
@@ -70,9 +71,15 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     """Put every parameter of ``model`` in one group, as ``model.parameters()`` orders them."""
     names: list[str] = []
     params: list[torch.Tensor] = []
-    for name, param in model.named_parameters():
-        names.append(name)
-        params.append(param)
+    seen: set[int] = set()
+    # The walk, not named_parameters(): a wrapper inside the model (checkpointing, FSDP1) must
+    # not show in the names. Same order; a parameter reached twice is kept once, as there.
+    for prefix, module, _ in walk_modules(model):
+        for name, param in module._parameters.items():
+            if param is not None and id(param) not in seen:
+                seen.add(id(param))
+                names.append(f"{prefix}.{name}" if prefix else name)
+                params.append(param)
     plan = GroupPlan(groups=[{"params": params, "param_names": names}])
     if explain:
         rule = "default (no paramwise_cfg)"
@@ -100,6 +107,7 @@ def walk_modules(
             is_dcn = module_kind(type(module)).is_dcn
             for child_name, child in reversed(children.items()):
                 if child is not None:
+                    child = inner_module(child)
                     child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
                     stack.append((child_prefix, child, is_dcn))
 
@@ -141,6 +149,7 @@ class ParamDecider:
         param: torch.Tensor,
         match_name: str,
         module_decisions: tuple[Decision, ...],
+        ndim: int | None = None,
     ) -> Decision:
         """Decide one parameter's settings.
 
@@ -149,6 +158,7 @@ class ParamDecider:
             param: The parameter.
             match_name: ``f'{prefix}.{name}'``, what custom keys are matched against.
             module_decisions: Its module's :meth:`module_decisions`.
+            ndim: Its original number of dimensions where sharding changed it (FSDP1).
         """
         if not param.requires_grad:
             return self.frozen
@@ -156,7 +166,8 @@ class ParamDecider:
             if custom_rule.key in match_name:
                 self.decided_keys.add(custom_rule.key)
                 return custom_rule.decision
-        return module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
+        is_flat = (param.ndim if ndim is None else ndim) == 1
+        return module_decisions[(name == "bias") * 2 + is_flat]
 
     def _evaluate(
         self,
@@ -239,6 +250,7 @@ class GroupPlanner:
         merge: Whether equal decisions share a group.
         explain: Also record each parameter's placement and rule.
         taken: Parameters already placed elsewhere, treated as earlier occurrences.
+        shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1).
     """
 
     def __init__(
@@ -248,8 +260,10 @@ class GroupPlanner:
         merge: bool,
         explain: bool = False,
         taken: Iterable[torch.Tensor] = (),
+        shapes: Mapping[int, torch.Size] | None = None,
     ) -> None:
         self.rules = rules
+        self.shapes: Mapping[int, torch.Size] = shapes or {}
         self.decider = ParamDecider(rules)
         self.collector = GroupCollector(merge)
         self.placements: list[Placement] | None = [] if explain else None
@@ -283,10 +297,47 @@ class GroupPlanner:
             if decisions is None:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
-            decision = decider.decide(name, param, f"{prefix}.{name}", decisions)
+            shape = self.shapes.get(id(param)) if self.shapes else None
+            if shape is None and is_flat_parameter(param):
+                decision = self._flat_parameter_decision(module, prefix, full_name, param)
+            else:
+                ndim = None if shape is None else len(shape)
+                decision = decider.decide(name, param, f"{prefix}.{name}", decisions, ndim)
             index = collector.add(full_name, param, decision)
             if placements is not None:
                 placements.append(Placement(full_name, param, decision.rule, index))
+
+    def _flat_parameter_decision(
+        self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
+    ) -> Decision:
+        # FSDP1 without use_orig_params: one tensor holds many parameters, so it can take
+        # their settings only where they all agree (SPEC 3.6).
+        first: tuple[str, Decision] | None = None
+        for original in flat_originals(flat):
+            parent_path, _, _ = original.module_path.rpartition(".")
+            parent = module.get_submodule(parent_path) if original.module_path else None
+            in_dcn = parent is not None and module_kind(type(parent)).is_dcn
+            path = ".".join(part for part in (prefix, original.module_path) if part)
+            decisions = self.decider.module_decisions(
+                original.module, module_kind(type(original.module)), path, in_dcn
+            )
+            name = f"{path}.{original.name}" if path else original.name
+            decision = self.decider.decide(
+                original.name, flat, f"{path}.{original.name}", decisions, len(original.shape)
+            )
+            if first is None:
+                first = (name, decision)
+            elif decision.key != first[1].key:
+                raise ValueError(
+                    f"paramwise_cfg gives {first[0]!r} ({first[1].rule}: "
+                    f"{_settings_text(first[1])}) and {name!r} ({decision.rule}: "
+                    f"{_settings_text(decision)}) different settings, but FSDP flattened both "
+                    f"into one parameter, {flat_name!r}, which can have one setting only; wrap "
+                    "the model with FullyShardedDataParallel(..., use_orig_params=True) so that "
+                    "each parameter keeps its own settings"
+                )
+        assert first is not None  # FSDP makes no flat parameter without parameters
+        return first[1]
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
@@ -314,6 +365,10 @@ class GroupPlanner:
             stacklevel=6,
         )
         self._duplicate_names.append(name)
+
+
+def _settings_text(decision: Decision) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in decision.settings.items()) or "defaults"
 
 
 def _warn_unmatched(
@@ -374,7 +429,9 @@ def plan_groups(
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain, taken=taken)
+    planner = GroupPlanner(
+        rules, merge=merge, explain=explain, taken=taken, shapes=original_shapes(root)
+    )
     for module_prefix, module, module_in_dcn in walk_modules(root, prefix, in_dcn):
         planner.place_module(module, module_prefix, module_in_dcn)
     return planner.finish(root, prefix)
