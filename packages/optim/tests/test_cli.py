@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from regtree import Registry, load_config
-from regtree_optim import build_optimizer
+from regtree_optim import DefaultOptimizerConstructor, build_optimizer
 from regtree_optim._cli import main
 
 
@@ -212,3 +212,66 @@ def test_help_describes_explain(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert "'model' section" in out
     assert "--json" in out
+
+
+SCHEDULE = """
+[[scheduler]]
+type = "LinearLR"
+start_factor = 0.1
+end = 100
+
+[[scheduler]]
+type = "CosineAnnealingLR"
+eta_min_ratio = 0.01
+end = 1000
+"""
+
+
+def test_at_adds_one_lr_column_per_step_of_the_scheduler_section(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "cfg.toml", CONFIG + SCHEDULE)
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0,500,-1")
+    assert (status, err) == (0, "")
+    header = out.splitlines()[0].split()
+    assert header[header.index("lr") + 1 :][:3] == ["lr@0", "lr@500", "lr@-1"]
+
+    status, out, _ = explain(capsys, "explain", str(path), "--at", "0,500,-1", "--json")
+    cfg = load_config(path)
+    model = make_models().build(cfg["model"])
+    expected = DefaultOptimizerConstructor(
+        {k: v for k, v in cfg["optimizer"].items() if k != "paramwise_cfg"},
+        cfg["optimizer"]["paramwise_cfg"],
+    ).explain(model, scheduler=cfg["scheduler"], at=[0, 500, -1])
+    report = json.loads(out)["parameters"]
+    assert status == 0
+    for row, want in zip(report, expected, strict=True):
+        assert row["lr_at"] == {str(step): lr for step, lr in want.lr_at.items()}
+
+
+def test_at_without_a_scheduler_section_is_exit_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "cfg.toml", CONFIG)
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0,10")
+    assert (status, out) == (2, "")
+    assert "the config has no 'scheduler' section, which --at steps through" in err
+
+
+def test_at_that_is_not_a_list_of_steps_is_exit_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "cfg.toml", CONFIG + SCHEDULE)
+    status, _, err = explain(capsys, "explain", str(path), "--at", "0,ten")
+    assert status == 2
+    assert "is not a comma-separated list of step numbers" in err
+
+
+def test_a_negative_step_of_an_open_schedule_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    open_ended = '\n[scheduler]\ntype = "ExponentialLR"\ngamma = 0.9\n'
+    path = write(tmp_path, "cfg.toml", CONFIG + open_ended)
+    status, out, err = explain(capsys, "explain", str(path), "--at", "-1")
+    assert (status, out) == (1, "")
+    assert "step -1 counts back from the end of the schedule" in err

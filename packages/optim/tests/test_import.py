@@ -21,6 +21,11 @@ def test_public_names() -> None:
         "register_dcn_type",
         "register_norm_type",
         "register_wrapper_type",
+        "SCHEDULERS",
+        "StateLoadReport",
+        "build_scheduler",
+        "full_state_dict",
+        "load_state_dict_by_name",
     }
     assert all(hasattr(regtree_optim, name) for name in regtree_optim.__all__)
 

@@ -59,6 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
     explain.add_argument("--json", action="store_true", help="print JSON (to diff two configs)")
+    explain.add_argument(
+        "--at",
+        metavar="STEPS",
+        type=_steps,
+        help=(
+            "comma-separated steps, e.g. 0,500,-1: add each parameter's lr after that many steps "
+            "of the config's 'scheduler' section (negative: counted back from its end)"
+        ),
+    )
     return parser
 
 
@@ -67,12 +76,14 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
 
     path: str = options.config
     model_cfg, optimizer_cfg = _load_sections(path)
+    at: list[int] | None = options.at
+    scheduler_cfg = None if at is None else _scheduler_section(path)
     try:
         # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = models.build(model_cfg)
-            explanation = _explain(model, optimizer_cfg)
+            explanation = _explain(model, optimizer_cfg, scheduler_cfg, at)
     except Exception as exc:
         import traceback
 
@@ -96,6 +107,7 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
                     "weight_decay": row.weight_decay,
                     "rule": row.rule,
                     "group": row.group,
+                    **({"lr_at": {str(step): lr for step, lr in row.lr_at.items()}} if at else {}),
                 }
                 for row in rows
             ],
@@ -133,7 +145,36 @@ def _load_sections(path: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     return sections[0], sections[1]
 
 
-def _explain(model: Any, optimizer_cfg: Mapping[str, Any]) -> Any:
+def _steps(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of step numbers, such as 0,500,-1"
+        ) from None
+
+
+def _scheduler_section(path: str) -> Any:
+    cfg = read_config(path)
+    section = cfg.get("scheduler")
+    if not isinstance(section, Mapping | list) or (
+        isinstance(section, list) and not all(isinstance(item, Mapping) for item in section)
+    ):
+        problem = "has no" if section is None else "needs a table or a list of tables as its"
+        raise UsageError(
+            f"{path}: the config {problem} 'scheduler' section, which --at steps through "
+            "(a table such as [scheduler] type = 'CosineAnnealingLR', or phases as "
+            "[[scheduler]] tables)"
+        )
+    return section
+
+
+def _explain(
+    model: Any,
+    optimizer_cfg: Mapping[str, Any],
+    scheduler_cfg: Any = None,
+    at: list[int] | None = None,
+) -> Any:
     """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
     from ._builder import constructor_from_config
 
@@ -144,4 +185,6 @@ def _explain(model: Any, optimizer_cfg: Mapping[str, Any]) -> Any:
             f"optimizer constructor {constructor_type!r} ({type(constructor).__qualname__}) has no "
             "explain(model) method; derive it from DefaultOptimizerConstructor to get one"
         )
-    return explain(model)
+    if at is None:
+        return explain(model)
+    return explain(model, scheduler=scheduler_cfg, at=at)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, overload
 
 __all__ = ["Explanation", "ParamRow"]
@@ -22,6 +22,9 @@ class ParamRow:
         weight_decay: The weight decay its group gets (None when the optimizer has none).
         rule: What decided them (a paramwise rule, a custom key, ``frozen``, ``default``).
         group: Index of its group in the optimizer's ``param_groups``.
+        lr_at: With ``explain(model, scheduler=..., at=...)``: each step of ``at`` (as given)
+            mapped to the lr the optimizer holds after that many ``scheduler.step()`` calls;
+            empty otherwise.
     """
 
     name: str
@@ -30,6 +33,7 @@ class ParamRow:
     weight_decay: Any
     rule: str
     group: int
+    lr_at: Mapping[int, Any] = field(default_factory=dict)
 
 
 def _cell(value: object) -> str:
@@ -68,9 +72,16 @@ class Explanation(Sequence[ParamRow]):
         return f"Explanation({len(self._rows)} parameters)\n{self}"
 
     def __str__(self) -> str:
-        table = [list(_COLUMNS)]
-        table.extend([_cell(getattr(row, column)) for column in _COLUMNS] for row in self._rows)
-        widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+        # With a schedule, one lr column per step asked for, after the lr the group starts with.
+        steps = list(self._rows[0].lr_at) if self._rows else []
+        lr_index = _COLUMNS.index("lr") + 1
+        header = [*_COLUMNS[:lr_index], *(f"lr@{step}" for step in steps), *_COLUMNS[lr_index:]]
+        table = [header]
+        for row in self._rows:
+            cells = [_cell(getattr(row, column)) for column in _COLUMNS]
+            cells[lr_index:lr_index] = [_cell(row.lr_at.get(step)) for step in steps]
+            table.append(cells)
+        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
         lines = [
             "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True))
             for line in table

@@ -8,7 +8,6 @@ Three steps, each its own piece: :func:`walk_modules` yields the modules in mode
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from torch import nn
 
 from ._module_kinds import ModuleKind, inner_module, module_kind
 from ._names import closest_names
-from ._paramwise import CustomRule, Decision, ParamwiseRules
+from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._sharding import flat_originals, is_flat_parameter, original_shapes
 
 __all__ = [
@@ -28,13 +27,13 @@ __all__ = [
     "GroupPlanner",
     "ParamDecider",
     "Placement",
+    "module_children",
     "plan_groups",
     "single_group",
     "walk_modules",
 ]
 
 _FROZEN_RULE = "frozen (optimizer defaults)"
-_DEFAULT_RULE = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,29 +86,60 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     return plan
 
 
+def module_children(module: nn.Module, path: set[int]) -> list[tuple[str, nn.Module]]:
+    """``module.named_children()``, less any module on ``path`` (ids: a cycle in the graph).
+
+    As ``named_children()`` does, a module held twice by ``module`` comes once, under its first
+    name. A wrapper that never shows in names (checkpointing, FSDP1, compile) gives the module
+    it wraps, under the wrapper's name.
+    """
+    # _modules is what named_children() reads; reading it directly keeps the walk cheap.
+    children = module._modules
+    found: list[tuple[str, nn.Module]] = []
+    if not children:
+        return found
+    listed: set[int] = set()
+    for name, child in children.items():
+        if child is None:
+            continue
+        child = inner_module(child)
+        if id(child) in listed or id(child) in path:
+            continue
+        listed.add(id(child))
+        found.append((name, child))
+    return found
+
+
 def walk_modules(
     root: nn.Module, prefix: str = "", in_dcn: bool = False
 ) -> Iterator[tuple[str, nn.Module, bool]]:
     """Yield ``(prefix, module, in_dcn)`` for ``root`` and its descendants, in pre-order.
 
-    ``in_dcn`` says whether the module is a direct child of a deformable conv. A module reached
-    twice is yielded twice: that is how shared parameters are found.
+    Children are those of ``named_children()``, as mmcv walks them: a module held twice by one
+    parent is walked once there; a module reached through two parents is walked at each (that
+    is how shared parameters are found); a module already on the path from ``root`` (a cycle)
+    is not entered again. ``in_dcn`` says whether the module is a direct child of a deformable
+    conv.
     """
-    # Children are pushed in reverse so that they pop in order.
-    stack: list[tuple[str, nn.Module, bool]] = [(prefix, root, in_dcn)]
+    path: set[int] = set()
+    # An int on the stack is the id of a module whose children are all walked: it leaves the
+    # path. Children are pushed in reverse so that they pop in order.
+    stack: list[tuple[str, nn.Module, bool] | int] = [(prefix, root, in_dcn)]
     while stack:
         item = stack.pop()
+        if isinstance(item, int):
+            path.discard(item)
+            continue
         yield item
         module_prefix, module, _ = item
-        # _modules is what named_children() reads; reading it directly keeps the walk cheap.
-        children = module._modules
-        if children:
-            is_dcn = module_kind(type(module)).is_dcn
-            for child_name, child in reversed(children.items()):
-                if child is not None:
-                    child = inner_module(child)
-                    child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
-                    stack.append((child_prefix, child, is_dcn))
+        if not module._modules:
+            continue
+        path.add(id(module))
+        stack.append(id(module))
+        is_dcn = module_kind(type(module)).is_dcn
+        for child_name, child in reversed(module_children(module, path)):
+            child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
+            stack.append((child_prefix, child, is_dcn))
 
 
 class ParamDecider:
@@ -121,7 +151,7 @@ class ParamDecider:
 
     def __init__(self, rules: ParamwiseRules) -> None:
         self.rules = rules
-        self.frozen = Decision.of(rules.base_settings(), _FROZEN_RULE)
+        self.frozen = rules.decision(rules.base_settings(), _FROZEN_RULE)
         # Keys of custom_keys that decided at least one parameter.
         self.decided_keys: set[str] = set()
         self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
@@ -133,11 +163,11 @@ class ParamDecider:
         groups = getattr(module, "groups", 0)
         is_dw = kind.is_conv and groups == getattr(module, "in_channels", 0) > 1
         offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
-        facts = (kind.is_norm, is_dw, in_dcn, offset)
-        decisions = self._by_facts.get(facts)
+        module_facts = (kind.is_norm, is_dw, in_dcn, offset)
+        decisions = self._by_facts.get(module_facts)
         if decisions is None:
-            decisions = self._by_facts[facts] = tuple(
-                self._evaluate(*facts, is_bias=is_bias, is_flat=is_flat)
+            decisions = self._by_facts[module_facts] = tuple(
+                self.rules.builtin_decision(ParamFacts(*module_facts, is_bias, is_flat))
                 for is_bias in (False, True)
                 for is_flat in (False, True)
             )
@@ -169,74 +199,44 @@ class ParamDecider:
         is_flat = (param.ndim if ndim is None else ndim) == 1
         return module_decisions[(name == "bias") * 2 + is_flat]
 
-    def _evaluate(
-        self,
-        is_norm: bool,
-        is_dw: bool,
-        in_dcn: bool,
-        offset: bool,
-        *,
-        is_bias: bool,
-        is_flat: bool,
-    ) -> Decision:
-        rules = self.rules
-        settings = rules.base_settings()
-        applied: list[str] = []
-        if rules.base_lr is not None:
-            if rules.bias_lr_mult is not None and is_bias and not (is_norm or in_dcn):
-                settings["lr"] = rules.base_lr * rules.bias_lr_mult
-                applied.append("bias_lr_mult")
-            # Overrides bias_lr_mult, as in mmcv.
-            if rules.dcn_offset_lr_mult is not None and offset:
-                settings["lr"] = rules.base_lr * rules.dcn_offset_lr_mult
-                applied = ["dcn_offset_lr_mult"]
-        if rules.base_wd is not None:
-            # The first rule whose multiplier is given decides.
-            for applies, mult_name, mult in (
-                (is_norm, "norm_decay_mult", rules.norm_decay_mult),
-                (is_dw, "dwconv_decay_mult", rules.dwconv_decay_mult),
-                (is_bias and not in_dcn, "bias_decay_mult", rules.bias_decay_mult),
-                (is_flat and not in_dcn, "flat_decay_mult", rules.flat_decay_mult),
-            ):
-                if applies and mult is not None:
-                    settings["weight_decay"] = rules.base_wd * mult
-                    applied.append(mult_name)
-                    break
-        return Decision.of(settings, ", ".join(applied) or _DEFAULT_RULE)
-
 
 class GroupCollector:
-    """Parameter groups in order of first appearance; equal decisions share one when merging."""
+    """Parameter groups in order of first appearance; equal decisions share one when merging.
 
-    def __init__(self, merge: bool) -> None:
+    Args:
+        merge: Whether parameters of equal decisions share a group.
+        groups: The list to append new groups to (mmcv's ``params`` of ``add_params``).
+    """
+
+    def __init__(self, merge: bool, groups: list[dict[str, Any]] | None = None) -> None:
         self.merge = merge
-        self.groups: list[dict[str, Any]] = []
-        self._params: list[list[torch.Tensor]] = []
-        self._names: list[list[str]] = []
+        self.groups: list[dict[str, Any]] = [] if groups is None else groups
         # Merge lookups go by decision object first (identity hash), then by the settings' key.
         self._by_decision: dict[Decision, int] = {}
         self._by_key: dict[Hashable, int] = {}
+        self._members: dict[int, tuple[list[torch.Tensor], list[str]]] = {}
 
     def add(self, name: str, param: torch.Tensor, decision: Decision) -> int:
         """File ``param`` under ``name``; return the index of its group."""
-        index = None
         if self.merge:
             index = self._by_decision.get(decision)
             if index is None:
                 index = self._by_key.get(decision.key)
                 if index is not None:
                     self._by_decision[decision] = index
-        if index is not None:
-            self._params[index].append(param)
-            self._names[index].append(name)
-            return index
+            if index is not None:
+                params, names = self._members[index]
+                params.append(param)
+                names.append(name)
+                return index
         index = len(self.groups)
-        params = [param]
-        names = [name]
-        self._params.append(params)
-        self._names.append(names)
-        self.groups.append({"params": params, "param_names": names, **decision.settings})
+        group_params = [param]
+        group_names = [name]
+        self.groups.append(
+            {"params": group_params, "param_names": group_names, **decision.settings}
+        )
         if self.merge:
+            self._members[index] = (group_params, group_names)
             self._by_decision[decision] = index
             self._by_key[decision.key] = index
         return index
@@ -249,7 +249,8 @@ class GroupPlanner:
         rules: The validated paramwise rules.
         merge: Whether equal decisions share a group.
         explain: Also record each parameter's placement and rule.
-        taken: Parameters already placed elsewhere, treated as earlier occurrences.
+        groups: The list to append new groups to; groups already in it (or appended by others
+            between two :meth:`place_module` calls) hold earlier occurrences.
         shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1).
     """
 
@@ -259,19 +260,20 @@ class GroupPlanner:
         *,
         merge: bool,
         explain: bool = False,
-        taken: Iterable[torch.Tensor] = (),
+        groups: list[dict[str, Any]] | None = None,
         shapes: Mapping[int, torch.Size] | None = None,
     ) -> None:
         self.rules = rules
         self.shapes: Mapping[int, torch.Size] = shapes or {}
         self.decider = ParamDecider(rules)
-        self.collector = GroupCollector(merge)
+        self.collector = GroupCollector(merge, groups)
         self.placements: list[Placement] | None = [] if explain else None
-        # id(param) -> first name; the parameters stay alive in the model, so ids are stable.
-        self._seen: dict[int, str] = {id(param): "<a parameter placed earlier>" for param in taken}
-        self._taken_ids = set(self._seen)
-        # Names of skipped duplicates: still parameter names, so custom keys matching them count.
-        self._duplicate_names: list[str] = []
+        # id(param) -> (first name, visit); the parameters stay alive in the model, so ids are
+        # stable. A visit is one place_module call: a tensor twice in one module counts once.
+        self._seen: dict[int, tuple[str, int]] = {}
+        self._visits = 0
+        self._synced = 0  # groups up to here have their parameters in _seen
+        self._names: list[str] = []  # every name placed or skipped, for unmatched custom keys
 
     def place_module(self, module: nn.Module, prefix: str, in_dcn: bool) -> None:
         """Place the module's own parameters (not its children's), in order."""
@@ -279,6 +281,11 @@ class GroupPlanner:
         own = module._parameters
         if not own:
             return
+        groups = self.collector.groups
+        if self._synced < len(groups):
+            self._sync(groups)
+        self._visits += 1
+        visit = self._visits
         seen = self._seen
         decider = self.decider
         collector = self.collector
@@ -291,9 +298,11 @@ class GroupPlanner:
             full_name = f"{prefix}.{name}" if prefix else name
             first = seen.get(id(param))
             if first is not None:
-                self._duplicate(full_name, first)
+                if first[1] != visit:  # named_parameters(recurse=False) yields a tensor once
+                    self._duplicate(full_name, first[0])
                 continue
-            seen[id(param)] = full_name
+            seen[id(param)] = (full_name, visit)
+            self._names.append(full_name)
             if decisions is None:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
@@ -306,6 +315,7 @@ class GroupPlanner:
             index = collector.add(full_name, param, decision)
             if placements is not None:
                 placements.append(Placement(full_name, param, decision.rule, index))
+        self._synced = len(groups)
 
     def _flat_parameter_decision(
         self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
@@ -314,13 +324,12 @@ class GroupPlanner:
         # their settings only where they all agree (SPEC 3.6).
         first: tuple[str, Decision] | None = None
         for original in flat_originals(flat):
-            parent_path, _, _ = original.module_path.rpartition(".")
+            parent_path = original.module_path.rpartition(".")[0]
             parent = module.get_submodule(parent_path) if original.module_path else None
             in_dcn = parent is not None and module_kind(type(parent)).is_dcn
             path = ".".join(part for part in (prefix, original.module_path) if part)
-            decisions = self.decider.module_decisions(
-                original.module, module_kind(type(original.module)), path, in_dcn
-            )
+            kind = module_kind(type(original.module))
+            decisions = self.decider.module_decisions(original.module, kind, path, in_dcn)
             name = f"{path}.{original.name}" if path else original.name
             decision = self.decider.decide(
                 original.name, flat, f"{path}.{original.name}", decisions, len(original.shape)
@@ -341,15 +350,21 @@ class GroupPlanner:
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
-        names = (name for param_id, name in self._seen.items() if param_id not in self._taken_ids)
-        _warn_unmatched(
-            root,
-            self.rules.custom,
-            self.decider.decided_keys,
-            itertools.chain(names, self._duplicate_names),
-            prefix,
-        )
+        _warn_unmatched(root, self.rules.custom, self.decider.decided_keys, self._names, prefix)
         return GroupPlan(groups=self.collector.groups, placements=self.placements)
+
+    def _sync(self, groups: list[dict[str, Any]]) -> None:
+        # Groups someone else appended (an add_params override): their parameters came first.
+        for group in groups[self._synced :]:
+            params = group.get("params", ())
+            params = [params] if isinstance(params, torch.Tensor) else list(params)
+            names = group.get("param_names")
+            for position, param in enumerate(params):
+                name = "<a parameter placed earlier>"
+                if isinstance(names, list) and position < len(names):
+                    name = str(names[position])
+                self._seen.setdefault(id(param), (name, 0))
+        self._synced = len(groups)
 
     def _duplicate(self, name: str, first: str) -> None:
         if not self.rules.bypass_duplicate:
@@ -364,7 +379,7 @@ class GroupPlanner:
             UserWarning,
             stacklevel=6,
         )
-        self._duplicate_names.append(name)
+        self._names.append(name)
 
 
 def _settings_text(decision: Decision) -> str:
@@ -403,35 +418,27 @@ def plan_groups(
     rules: ParamwiseRules,
     *,
     explain: bool = False,
-    prefix: str = "",
-    in_dcn: bool = False,
     merge_groups: bool | None = None,
-    taken: Iterable[torch.Tensor] = (),
 ) -> GroupPlan:
     """Walk ``root`` in model order and group its parameters by the paramwise rules.
 
-    Model order is pre-order: a module's own parameters, then its children's, as
-    ``named_parameters()`` yields them, except that a module or parameter reachable twice is
-    visited twice (that is how shared parameters are found). Runs in time linear in the number
-    of parameters: modules are classified once per type, rules are evaluated once per
+    Model order is :func:`walk_modules`'s: a module's own parameters, then its children's, as
+    ``named_parameters()`` yields them, except that a module reached through two parents is
+    visited at each (that is how shared parameters are found). Runs in time linear in the
+    number of parameters: modules are classified once per type, rules are evaluated once per
     combination of facts, duplicates are found by ``id`` and groups are found by decision.
 
     Args:
         root: The (unwrapped) model.
         rules: The validated paramwise rules.
         explain: Also record each parameter's placement and rule.
-        prefix: Name prefix of ``root`` inside a larger model (mmcv's ``add_params``).
-        in_dcn: Whether ``root`` is a direct child of a deformable conv.
         merge_groups: Overrides ``rules.merge_groups`` when given.
-        taken: Parameters already placed elsewhere, treated as earlier occurrences.
 
     Raises:
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(
-        rules, merge=merge, explain=explain, taken=taken, shapes=original_shapes(root)
-    )
-    for module_prefix, module, module_in_dcn in walk_modules(root, prefix, in_dcn):
+    planner = GroupPlanner(rules, merge=merge, explain=explain, shapes=original_shapes(root))
+    for module_prefix, module, module_in_dcn in walk_modules(root):
         planner.place_module(module, module_prefix, module_in_dcn)
-    return planner.finish(root, prefix)
+    return planner.finish(root, "")

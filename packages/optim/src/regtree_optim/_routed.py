@@ -6,6 +6,7 @@ one optimizer object, so one scheduler drives every group and one checkpoint hol
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from regtree import NotRegisteredError
 
 from ._grouping import GroupPlan, Placement
 from ._names import closest_names
-from ._optimizer_types import describe_optimizer
+from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import ParamwiseRules
 from ._registries import OPTIMIZERS, resolve_optimizer_type
 
@@ -427,14 +428,14 @@ def routed_type(optimizer_cfg: Mapping[str, Any]) -> bool:
 
 def resolve_routed(
     optimizer_cfg: Mapping[str, Any],
-    resolve: Callable[[Mapping[str, Any], frozenset[str] | None, str], ParamwiseRules],
+    resolve: Callable[[Mapping[str, Any], OptimizerInfo], ParamwiseRules],
 ) -> RoutedRules:
     """Check a RoutedOptimizer config and resolve the paramwise rules for each sub-optimizer.
 
     Args:
         optimizer_cfg: ``dict(type='RoutedOptimizer', optimizers=..., default=...)``.
-        resolve: ``resolve(sub_cfg, accepted_options, optimizer_name)``, the constructor's own
-            validation, called once per sub-optimizer with its bases.
+        resolve: ``resolve(sub_cfg, info)``, the constructor's own validation, called once per
+            sub-optimizer with its bases and what it accepts (any sub-optimizer's options).
 
     Raises:
         TypeError: ``optimizers`` is not a non-empty mapping of configs.
@@ -464,7 +465,7 @@ def resolve_routed(
             for option in ("lr", "weight_decay")
             if option in cfg or option in info.defaults
         }
-        rules[name] = resolve({**cfg, **bases[name]}, accepted, f"{name!r} ({info.name})")
+        rules[name] = resolve({**cfg, **bases[name]}, dataclasses.replace(info, options=accepted))
     return RoutedRules(default=default, types=types, bases=bases, rules=rules)
 
 

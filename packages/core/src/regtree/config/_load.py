@@ -1,181 +1,96 @@
-"""Config files: read JSON, TOML and YAML into plain dicts; refuse formats that run code."""
+"""Loading a config: its file and the files it inherits, merged, then the overrides (SPEC 5, 5.2).
+
+The work lives in small modules, imported on the first load so that ``import regtree`` stays
+light: `_files` reads one file (`_yaml` for YAML 1.2), `_inherit` merges the ``_base_`` files,
+`_overrides` applies ``--set`` texts, and `_tree` carries every value's origin through all of it.
+"""
 
 from __future__ import annotations
 
 import os
 
+from ._errors import ConfigError
+from ._files import SUPPORTED_SUFFIXES
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["SUPPORTED_SUFFIXES", "ConfigError", "load_config"]
+    from ._tree import Table
 
-# Suffix -> format name. Parsers are imported only when a file of that format is read, so
-# `import regtree` never pays for json, tomllib or yaml.
-SUPPORTED_SUFFIXES: dict[str, str] = {
-    ".json": "JSON",
-    ".toml": "TOML",
-    ".yaml": "YAML",
-    ".yml": "YAML",
-}
+__all__ = ["SUPPORTED_SUFFIXES", "ConfigError", "config_origins", "load_config"]
 
 
-class ConfigError(ValueError):
-    """A config file that cannot be read: unsupported format, bad syntax or no settings.
+def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> dict[str, Any]:
+    """Read a config file with the files it inherits, then apply overrides.
 
-    The message is one line: the file, the line (and column) where the parser gives one, then the
-    problem. The parts are kept as attributes for tools.
-
-    Attributes:
-        path: The file, as given to `load_config`.
-        problem: What is wrong, without the file and position.
-        line: 1-based line the parser pointed at, or None.
-        column: 1-based column the parser pointed at, or None.
-    """
-
-    def __init__(
-        self, path: str, problem: str, line: int | None = None, column: int | None = None
-    ) -> None:
-        self.path = path
-        self.problem = problem
-        self.line = line
-        self.column = column
-        where = path
-        if line is not None:
-            where += f", line {line}"
-            if column is not None:
-                where += f", column {column}"
-        super().__init__(f"{where}: {problem}")
-
-    def __reduce__(self) -> tuple[type[ConfigError], tuple[str, str, int | None, int | None]]:
-        return type(self), (self.path, self.problem, self.line, self.column)
-
-
-def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a config file into a dict, choosing the parser by the file's extension.
-
-    JSON (``.json``) and TOML (``.toml``) use the standard library; YAML (``.yaml``, ``.yml``)
-    needs PyYAML (``pip install 'regtree[yaml]'``) and is read with its safe loader. Python files
-    are refused: loading one would execute it.
+    The format follows the extension: JSON (``.json``) and TOML (``.toml``) through the standard
+    library, YAML (``.yaml``, ``.yml``) through PyYAML (``pip install 'regtree[yaml]'``) under
+    YAML 1.2's core schema. ``_base_`` names files (of any format, relative to the file) merged
+    under this one; ``_delete_: true`` replaces a base's mapping instead of merging into it;
+    ``'{{_base_.a.b}}'`` is a value of the bases. Overrides follow Hydra's grammar:
+    ``a.b=1`` replaces, ``+a.c=2`` adds, ``++a.d=3`` adds or replaces, ``~a.b`` deletes; an
+    integer part indexes a list; values are YAML flow values (``1e-4``, ``[16, 32]``,
+    ``{type: Net}``).
 
     Args:
         path: The config file.
+        overrides: Override texts, applied in order after inheritance.
 
     Returns:
-        The file's top-level mapping, as a new dict of plain values.
+        The merged config, as a new dict of plain values (dicts, lists, str, int, float, bool,
+        None).
 
     Raises:
-        ConfigError: The extension is not supported, the file is not UTF-8, its syntax is wrong,
-            its top level is not a mapping, or it holds no settings.
+        ConfigError: A file's extension is not supported, it is not UTF-8, its syntax is wrong,
+            its top level is not a mapping, it holds no settings, its inheritance is wrong (a
+            missing base, a key from two bases, a cycle), or an override does not fit.
         OSError: The file cannot be opened (missing, a directory, no permission).
+        TypeError: ``overrides`` is a str or holds something that is not a str.
     """
+    from ._tree import to_plain
+
+    config: dict[str, Any] = to_plain(_resolve(path, overrides))  # type: ignore[assignment]
+    return config
+
+
+def config_origins(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> dict[str, str]:
+    """Say where each value of the merged config was set.
+
+    Args:
+        path: The config file.
+        overrides: Override texts, as `load_config` takes them.
+
+    Returns:
+        For every leaf of the merged config (a value that is not a mapping or a list, or an
+        empty one), its dotted path (list items by index: ``'model.widths.0'``) mapped to the
+        origin of its value: ``'file:line'`` for YAML, ``'file'`` for JSON and TOML (whose
+        parsers give no lines), ``"override 'TEXT'"`` for an override. Files are named by their
+        path as given, and bases by their path joined to the directory of the file naming them.
+
+    Raises:
+        ConfigError: As `load_config`.
+        OSError: As `load_config`.
+        TypeError: As `load_config`.
+    """
+    from ._tree import origins_of
+
+    return origins_of(_resolve(path, overrides))
+
+
+def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
+    if isinstance(overrides, str):
+        raise TypeError(
+            f"overrides is a list of str such as ['optimizer.lr=0.1'], not one str: {overrides!r}"
+        )
+    from ._inherit import compose
+    from ._overrides import OverrideProblem, apply_overrides
+
     filename = os.fspath(path)
-    suffix = os.path.splitext(filename)[1].lower()
-    if suffix == ".py":
-        raise ConfigError(
-            filename,
-            "Python config files are not loaded, because reading one would execute its code; "
-            "write the config as TOML, JSON or YAML instead",
-        )
-    file_format = SUPPORTED_SUFFIXES.get(suffix)
-    if file_format is None:
-        shown = repr(suffix) if suffix else "no extension"
-        raise ConfigError(
-            filename,
-            f"unsupported config file extension ({shown}); "
-            f"use one of {', '.join(SUPPORTED_SUFFIXES)}",
-        )
-    with open(filename, "rb") as stream:
-        data = stream.read()
-    text = _decode(filename, data)
-    if not text.strip():
-        raise ConfigError(filename, f"the file is empty; a config is a {file_format} mapping")
-    if file_format == "JSON":
-        loaded = _parse_json(filename, text)
-    elif file_format == "TOML":
-        loaded = _parse_toml(filename, text)
-    else:
-        loaded = _parse_yaml(filename, text)
-    if loaded is None or loaded == {}:
-        raise ConfigError(filename, "the file holds no settings")
-    if not isinstance(loaded, dict):
-        raise ConfigError(
-            filename,
-            f"the top level of a config must be a mapping of settings, not a {_describe(loaded)}",
-        )
-    return loaded
-
-
-def _decode(filename: str, data: bytes) -> str:
+    tree = compose(filename)
     try:
-        # utf-8-sig drops a byte-order mark, which some editors write and json rejects.
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(
-            filename, f"the file is not UTF-8 text (byte {exc.start} is invalid)", line
-        ) from None
-
-
-def _parse_json(filename: str, text: str) -> object:
-    import json
-
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(filename, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-
-
-def _parse_toml(filename: str, text: str) -> object:
-    import re
-    import tomllib
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        # Python 3.14 gives the position as attributes; earlier versions only in the message.
-        message = str(getattr(exc, "msg", exc))
-        line: int | None = getattr(exc, "lineno", None)
-        column: int | None = getattr(exc, "colno", None)
-        position = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
-        if position is not None:
-            message = message[: position.start()]
-            line, column = int(position.group(1)), int(position.group(2))
-        elif message.endswith("(at end of document)"):
-            message = message.removesuffix("(at end of document)").rstrip()
-            line = text.count("\n") + 1
-        raise ConfigError(filename, f"invalid TOML: {message}", line, column) from None
-
-
-def _parse_yaml(filename: str, text: str) -> object:
-    try:
-        import yaml
-    except ImportError:
-        raise ConfigError(
-            filename,
-            "reading YAML needs PyYAML, which is not installed; "
-            "install it with: pip install 'regtree[yaml]'",
-        ) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        parts = [part for part in (exc.context, exc.problem) if part]
-        problem = "; ".join(parts) or "syntax error"
-        line = None if mark is None else mark.line + 1
-        column = None if mark is None else mark.column + 1
-        raise ConfigError(filename, f"invalid YAML: {problem}", line, column) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(filename, f"invalid YAML: {_one_line(str(exc))}") from None
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, str):
-        return "string"
-    return type(value).__name__
-
-
-def _one_line(message: str) -> str:
-    return " ".join(message.split())
+        apply_overrides(tree, overrides)
+    except OverrideProblem as exc:
+        raise ConfigError(filename, str(exc)) from None
+    return tree

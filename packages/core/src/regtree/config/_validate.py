@@ -29,6 +29,7 @@ PROBLEM_KINDS: tuple[str, ...] = (
     "invalid-scope",
     "unknown-keyword",
     "missing-keyword",
+    "wrong-type",
 )
 
 # Keys that build_from_cfg consumes itself and never passes on.
@@ -273,8 +274,10 @@ class _Checker:
         if type_value is not _MISSING:
             target = self._resolve(type_value, (*path, "type"), top_level=top_level)
         if target is not None:
-            given = [key for key in cfg if key not in _RESERVED_KEYS]
-            given += [key for key in default_args if key not in _RESERVED_KEYS and key not in cfg]
+            given = {key: value for key, value in cfg.items() if key not in _RESERVED_KEYS}
+            for key, value in default_args.items():
+                if key not in _RESERVED_KEYS and key not in cfg:
+                    given[key] = value
             self._check_keywords(target, type_value, given, path)
         for key, value in cfg.items():
             if key not in _RESERVED_KEYS:
@@ -310,7 +313,7 @@ class _Checker:
         self,
         target: Callable[..., object],
         type_value: object,
-        given: list[Any],
+        given: Mapping[Any, object],
         path: tuple[str | int, ...],
     ) -> None:
         signature = _signature(target)
@@ -347,6 +350,7 @@ class _Checker:
                     f"{shown} takes no keyword {key!r}{hint} (accepted: {accepted})",
                     close,
                 )
+        self._check_values(signature, given, path)
         for parameter in parameters:
             if parameter.default is not Parameter.empty:
                 continue
@@ -365,6 +369,24 @@ class _Checker:
                     f"{shown} needs the positional-only argument {parameter.name!r}, "
                     "which a config cannot give",
                 )
+
+    def _check_values(
+        self, signature: Signature, given: Mapping[Any, object], path: tuple[str | int, ...]
+    ) -> None:
+        """Check each value against the annotation of the parameter it goes to (SPEC 5.4)."""
+        from inspect import Parameter
+
+        from ._types import type_mismatch
+
+        for key, value in given.items():
+            parameter = signature.parameters.get(key) if isinstance(key, str) else None
+            if parameter is None or parameter.annotation is Parameter.empty:
+                continue
+            if parameter.kind in (Parameter.VAR_POSITIONAL, Parameter.VAR_KEYWORD):
+                continue
+            expected = type_mismatch(value, parameter.annotation)
+            if expected is not None:
+                self.add((*path, key), "wrong-type", f"expected {expected}, got {_shown(value)}")
 
 
 def resolve_key(registry: Registry[Any], key: str) -> Callable[..., Any] | None:
@@ -450,9 +472,19 @@ def _signature(target: Callable[..., object]) -> Signature | None:
     from inspect import signature
 
     try:
-        return signature(target)
+        try:
+            # Annotations as objects, for the value checks (`from __future__ import annotations`
+            # leaves them as strings).
+            return signature(target, eval_str=True)
+        except Exception:  # a name only the type checker sees: keep the strings, check nothing
+            return signature(target)
     except (TypeError, ValueError):  # builtins and some extension types have none
         return None
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _describe(value: object) -> str:

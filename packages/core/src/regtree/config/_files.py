@@ -1,0 +1,151 @@
+"""One config file read into a tree of values with origins, the parser chosen by its extension."""
+
+from __future__ import annotations
+
+from ._errors import ConfigError
+from ._tree import Table, from_plain
+
+__all__ = ["SUPPORTED_SUFFIXES", "read_tree"]
+
+# Suffix -> format name. Parsers are imported only when a file of that format is read, so
+# `import regtree` never pays for json, tomllib or yaml.
+SUPPORTED_SUFFIXES: dict[str, str] = {
+    ".json": "JSON",
+    ".toml": "TOML",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+}
+
+
+def file_format(filename: str) -> str:
+    """Return the format of a config file by its extension.
+
+    Raises:
+        ConfigError: The extension is not one of `SUPPORTED_SUFFIXES`.
+    """
+    import os
+
+    suffix = os.path.splitext(filename)[1].lower()
+    if suffix == ".py":
+        raise ConfigError(
+            filename,
+            "Python config files are not loaded, because reading one would execute its code; "
+            "write the config as TOML, JSON or YAML instead",
+        )
+    found = SUPPORTED_SUFFIXES.get(suffix)
+    if found is None:
+        shown = repr(suffix) if suffix else "no extension"
+        raise ConfigError(
+            filename,
+            f"unsupported config file extension ({shown}); "
+            f"use one of {', '.join(SUPPORTED_SUFFIXES)}",
+        )
+    return found
+
+
+def read_tree(filename: str) -> Table:
+    """Read one config file (no inheritance) into a tree whose values know their origin.
+
+    Origins are ``filename:line`` for YAML and ``filename`` for JSON and TOML, whose parsers give
+    no positions of values.
+
+    Args:
+        filename: The file, as origins and errors will name it.
+
+    Returns:
+        The file's top-level mapping.
+
+    Raises:
+        ConfigError: The extension is not supported, the file is not UTF-8, its syntax is wrong,
+            its top level is not a mapping, or it holds no settings.
+        OSError: The file cannot be opened (missing, a directory, no permission).
+    """
+    kind = file_format(filename)
+    with open(filename, "rb") as stream:
+        data = stream.read()
+    text = _decode(filename, data)
+    if not text.strip():
+        raise ConfigError(filename, f"the file is empty; a config is a {kind} mapping")
+    tree: object
+    if kind == "JSON":
+        tree = from_plain(_parse_json(filename, text), filename)
+    elif kind == "TOML":
+        tree = from_plain(_parse_toml(filename, text), filename)
+    else:
+        tree = _parse_yaml(filename, text)
+    if tree is None or tree == {}:
+        raise ConfigError(filename, "the file holds no settings")
+    if not isinstance(tree, Table):
+        from ._tree import to_plain
+
+        shown = _describe(to_plain(tree))  # type: ignore[arg-type]
+        raise ConfigError(
+            filename, f"the top level of a config must be a mapping of settings, not a {shown}"
+        )
+    return tree
+
+
+def _decode(filename: str, data: bytes) -> str:
+    try:
+        # utf-8-sig drops a byte-order mark, which some editors write and json rejects.
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            filename, f"the file is not UTF-8 text (byte {exc.start} is invalid)", line
+        ) from None
+
+
+def _parse_json(filename: str, text: str) -> object:
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(filename, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+
+
+def _parse_toml(filename: str, text: str) -> object:
+    import re
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # Python 3.14 gives the position as attributes; earlier versions only in the message.
+        message = str(getattr(exc, "msg", exc))
+        line: int | None = getattr(exc, "lineno", None)
+        column: int | None = getattr(exc, "colno", None)
+        position = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+        if position is not None:
+            message = message[: position.start()]
+            line, column = int(position.group(1)), int(position.group(2))
+        elif message.endswith("(at end of document)"):
+            message = message.removesuffix("(at end of document)").rstrip()
+            line = text.count("\n") + 1
+        raise ConfigError(filename, f"invalid TOML: {message}", line, column) from None
+
+
+def _parse_yaml(filename: str, text: str) -> object:
+    try:
+        import yaml  # noqa: F401  (the optional extra: say how to get it)
+    except ImportError:
+        raise ConfigError(
+            filename,
+            "reading YAML needs PyYAML, which is not installed; "
+            "install it with: pip install 'regtree[yaml]'",
+        ) from None
+    from ._yaml import YamlProblem, parse_yaml
+
+    try:
+        return parse_yaml(filename, text)
+    except YamlProblem as exc:
+        raise ConfigError(filename, f"invalid YAML: {exc.problem}", exc.line, exc.column) from None
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__

@@ -1,0 +1,120 @@
+"""Overrides in Hydra's grammar (SPEC 5.2): ``a.b=1``, ``+a.c=2``, ``++a.d=3``, ``~a.b``.
+
+A path is keys joined by dots; where the value reached so far is a list, a part is an index
+(``model.heads.1.num_classes=3``; ``-1`` is the last item). The value is a YAML 1.2 flow value.
+"""
+
+from __future__ import annotations
+
+from ._flow import FlowError, parse_flow_value
+from ._tree import Items, PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["OverrideProblem", "apply_override", "apply_overrides", "override_origin"]
+
+_GRAMMAR = "an override is PATH=VALUE, +PATH=VALUE (add), ++PATH=VALUE (add or replace) or ~PATH"
+_MISSING = object()
+
+
+class OverrideProblem(Exception):
+    """An override that cannot be applied; the message starts with the override itself."""
+
+
+def override_origin(text: str) -> str:
+    """The origin of a value an override set: ``override 'lr=0.1'``."""
+    return f"override {text!r}"
+
+
+def apply_overrides(tree: Table, overrides: Iterable[str]) -> None:
+    """Apply overrides to a config's tree, in order.
+
+    Args:
+        tree: The merged config; changed in place.
+        overrides: Override texts, such as ``'optimizer.lr=1e-3'``.
+
+    Raises:
+        TypeError: An override is not a str.
+        OverrideProblem: An override is malformed or does not fit the config.
+    """
+    for text in overrides:
+        if not isinstance(text, str):
+            raise TypeError(f"an override is a str such as 'optimizer.lr=0.1', got {text!r}")
+        try:
+            apply_override(tree, text)
+        except (PathProblem, FlowError) as exc:
+            raise OverrideProblem(f"override {text!r}: {exc}") from None
+
+
+def apply_override(tree: Table, text: str) -> None:
+    """Apply one override to a config's tree.
+
+    Raises:
+        PathProblem: The path does not fit the config, or the override's form does not fit
+            what is there.
+        FlowError: The value is not a YAML flow value.
+    """
+    operator, parts, value = _parse(text)
+    origin = override_origin(text)
+    dotted = ".".join(parts)
+    parent = descend(tree, parts[:-1], create=operator in ("+", "++"), whole=dotted)
+    last = parts[-1]
+    index = -1
+    if isinstance(parent, Items):
+        where = ".".join(parts[:-1])
+        index = index_of(parent, last, where, allow_end=operator in ("+", "++"))
+        exists = index < len(parent)
+        current = parent[index] if exists else None
+    else:
+        exists = last in parent
+        current = parent.get(last)
+    if operator == "+" and exists:
+        assert current is not None  # it exists
+        shown = to_plain(current)
+        raise PathProblem(
+            f"{dotted!r} already exists (it is {shown!r}); '+' adds a new key only: use "
+            f"'{dotted}=...' to replace it, or '++{dotted}=...' to add or replace"
+        )
+    if operator in ("", "~") and not exists:
+        add = "" if operator == "~" else f"; '+{dotted}=...' would add it"
+        raise PathProblem(missing_key(tree, dotted) + add)
+    if operator == "~":
+        assert current is not None  # it exists
+        if value is not _MISSING and to_plain(current) != value:
+            raise PathProblem(
+                f"{dotted!r} is {to_plain(current)!r}, not {value!r}, so it is not deleted"
+            )
+        if isinstance(parent, Items):
+            del parent[index]
+        else:
+            del parent[last]
+        return
+    node = from_plain(value, origin)
+    if isinstance(parent, Items):
+        if index == len(parent):
+            parent.append(node)
+        else:
+            parent[index] = node
+    else:
+        parent[last] = node
+
+
+def _parse(text: str) -> tuple[str, list[str], object]:
+    """Split an override into its operator (``''``, ``'+'``, ``'++'``, ``'~'``), path and value."""
+    operator = ""
+    body = text
+    for prefix in ("++", "+", "~"):
+        if text.startswith(prefix):
+            operator, body = prefix, text[len(prefix) :]
+            break
+    path, equals, value_text = body.partition("=")
+    if not equals and operator != "~":
+        raise PathProblem(f"no '=' in it; {_GRAMMAR}")
+    path = path.strip()
+    parts = path.split(".")
+    if not path or "" in parts:
+        raise PathProblem(f"the path {path!r} has an empty key; {_GRAMMAR}")
+    value = parse_flow_value(value_text) if equals else _MISSING
+    return operator, parts, value

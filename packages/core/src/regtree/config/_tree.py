@@ -1,0 +1,241 @@
+"""A config while it is composed: plain values that remember where each was set.
+
+Reading a file gives a tree of `Table` (a dict), `Items` (a list) and `Leaf` (any other value),
+each holding its origin (``'base.yaml:3'``, ``'cfg.toml'``, ``"override 'lr=0.1'"``).
+Inheritance and overrides work on that tree, so the origin of every value travels with it;
+`to_plain` and `origins_of` take the two apart at the end.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
+
+__all__ = [
+    "Items",
+    "Leaf",
+    "Node",
+    "Path",
+    "Table",
+    "format_dotted",
+    "from_plain",
+    "origins_of",
+    "to_plain",
+]
+
+
+class Table(dict[str, "Node"]):
+    """A mapping of the config; ``origin`` is where it was written (kept for an empty one)."""
+
+    __slots__ = ("origin",)
+
+    def __init__(self, origin: str) -> None:
+        super().__init__()
+        self.origin = origin
+
+
+class Items(list["Node"]):
+    """A list of the config; ``origin`` is where it was written (kept for an empty one)."""
+
+    __slots__ = ("origin",)
+
+    def __init__(self, origin: str) -> None:
+        super().__init__()
+        self.origin = origin
+
+
+class Leaf:
+    """Any value that is not a mapping or a list, with where it was set."""
+
+    __slots__ = ("origin", "value")
+
+    def __init__(self, value: object, origin: str) -> None:
+        self.value = value
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"Leaf({self.value!r}, {self.origin!r})"
+
+
+if TYPE_CHECKING:
+    Node: TypeAlias = Table | Items | Leaf
+    # Keys (str) and list indices (int) from the top of a config to one of its values.
+    Path: TypeAlias = tuple[str | int, ...]
+
+
+def from_plain(value: object, origin: str | Callable[[Path], str], path: Path = ()) -> Node:
+    """Wrap plain data (as json or tomllib return it) into a tree, every node with its origin.
+
+    Args:
+        value: Dicts, lists and scalars.
+        origin: The origin of every node, or a function giving the origin of a path.
+        path: The path of ``value`` in its config.
+
+    Returns:
+        The tree.
+    """
+    where = origin if isinstance(origin, str) else origin(path)
+    if isinstance(value, dict):
+        table = Table(where)
+        for key, item in value.items():
+            table[key] = from_plain(item, origin, (*path, key))
+        return table
+    if isinstance(value, list | tuple):
+        items = Items(where)
+        items.extend(from_plain(item, origin, (*path, i)) for i, item in enumerate(value))
+        return items
+    return Leaf(value, where)
+
+
+def to_plain(node: Node) -> object:
+    """Return the plain data of a tree: dicts, lists and scalars, nothing shared with it."""
+    if isinstance(node, Table):
+        return {key: to_plain(item) for key, item in node.items()}
+    if isinstance(node, Items):
+        return [to_plain(item) for item in node]
+    return node.value
+
+
+def origins_of(node: Node, path: Path = ()) -> dict[str, str]:
+    """Map the dotted path of every leaf (and empty mapping or list) to its origin.
+
+    Args:
+        node: The tree.
+        path: The path of ``node`` in its config.
+
+    Returns:
+        ``{'model.backbone.depth': 'base.yaml:4', 'model.widths.0': 'cfg.toml', ...}``, in the
+        order of the config.
+    """
+    found: dict[str, str] = {}
+    stack: list[tuple[Path, Node]] = [(path, node)]
+    while stack:
+        where, current = stack.pop()
+        if isinstance(current, Table | Items) and len(current):
+            children = current.items() if isinstance(current, Table) else enumerate(current)
+            stack.extend(reversed([((*where, key), child) for key, child in children]))
+        else:
+            found[format_dotted(where)] = current.origin
+    return found
+
+
+def format_dotted(path: Path) -> str:
+    """Join a path with dots, as overrides write it: ``('heads', 1, 'lr')`` -> ``'heads.1.lr'``."""
+    return ".".join(map(str, path))
+
+
+class PathProblem(Exception):
+    """A dotted path that does not lead where it should; the message names the closest path."""
+
+
+def every_path(node: Node, path: Path = ()) -> list[str]:
+    """Return the dotted path of every node below ``node`` (mappings and lists included)."""
+    found: list[str] = []
+    stack: list[tuple[Path, Node]] = [(path, node)]
+    while stack:
+        where, current = stack.pop()
+        if where:
+            found.append(format_dotted(where))
+        if isinstance(current, Table):
+            stack.extend(((*where, key), child) for key, child in current.items())
+        elif isinstance(current, Items):
+            stack.extend(((*where, index), child) for index, child in enumerate(current))
+    return found
+
+
+def closest_path(root: Node, dotted: str) -> str | None:
+    """Return the existing path of ``root`` closest to ``dotted``, or None when none is close."""
+    from .._diagnostics import closest
+
+    near = closest(dotted, every_path(root), count=1)
+    return near[0] if near else None
+
+
+def missing_key(root: Node, dotted: str) -> str:
+    """Say that ``dotted`` is not in the config, with the closest existing path."""
+    near = closest_path(root, dotted)
+    hint = f" (did you mean {near!r}?)" if near else ""
+    return f"the config has no key {dotted!r}{hint}"
+
+
+def index_of(items: Items, part: str, where: str, *, allow_end: bool = False) -> int:
+    """Read a path part as an index of ``items`` (``-1`` counts from the end).
+
+    Args:
+        items: The list the part indexes.
+        part: The part as written.
+        where: The path of the list, for the message.
+        allow_end: Accept ``len(items)`` (one past the last item: an append).
+
+    Raises:
+        PathProblem: The part is not an int, or is out of range.
+    """
+    try:
+        index = int(part)
+    except ValueError:
+        raise PathProblem(
+            f"{where!r} is a list, so the part after it is an index, not {part!r}"
+        ) from None
+    size = len(items)
+    position = index + size if index < 0 else index
+    if not 0 <= position < size + allow_end:
+        valid = f"0 to {size - 1}, or -{size} to -1" if size else "none"
+        raise PathProblem(
+            f"index {index} of {where!r} is out of range: the list has {size} "
+            f"{'item' if size == 1 else 'items'} (indices: {valid})"
+        )
+    return position
+
+
+def descend(
+    root: Table, parts: list[str], *, create: bool = False, whole: str | None = None
+) -> Table | Items:
+    """Follow ``parts`` from ``root`` and return the mapping or list they lead to.
+
+    Args:
+        root: The config's tree.
+        parts: The keys and indices, as written (indices as digits).
+        create: Add an empty mapping for each missing key (``+`` and ``++`` overrides).
+        whole: The whole path being followed (``parts`` may lead to its parent), for messages.
+
+    Raises:
+        PathProblem: A key is missing (and ``create`` is false), an index is wrong, or the path
+            goes through a value that is not a mapping or a list.
+    """
+    whole = whole or ".".join(parts)
+    current: Table | Items = root
+    for depth, part in enumerate(parts):
+        where = ".".join(parts[:depth])
+        child: Node | None
+        if isinstance(current, Table):
+            child = current.get(part)
+            if child is None:
+                if not create:
+                    raise PathProblem(missing_key(root, whole))
+                child = current[part] = Table(current.origin)
+        else:
+            child = current[index_of(current, part, where)]
+        if not isinstance(child, Table | Items):
+            here = ".".join(parts[: depth + 1])
+            raise PathProblem(
+                f"{here!r} holds {child.value!r}, not a mapping or a list, so {whole!r} "
+                "does not exist"
+            )
+        current = child
+    return current
+
+
+def copy_tree(node: Node, origin: str | None = None) -> Node:
+    """Copy a tree; with ``origin``, every node of the copy gets that origin."""
+    if isinstance(node, Table):
+        table = Table(origin or node.origin)
+        for key, child in node.items():
+            table[key] = copy_tree(child, origin)
+        return table
+    if isinstance(node, Items):
+        items = Items(origin or node.origin)
+        items.extend(copy_tree(child, origin) for child in node)
+        return items
+    return Leaf(node.value, origin or node.origin)

@@ -1,0 +1,164 @@
+"""YAML files, read with PyYAML's safe loader under YAML 1.2's core schema (SPEC 5.1).
+
+Why PyYAML with our own resolvers, rather than a YAML 1.2 library (ruamel.yaml): PyYAML is the
+YAML library every deep-learning environment already has (mmengine, Hydra/OmegaConf, torch's
+tooling depend on it), it is an optional extra that stays small and C-accelerated, and what it
+gets wrong for configs is only the schema: which plain scalars are numbers, booleans and nulls.
+A loader that replaces PyYAML's implicit resolvers (YAML 1.1) with the core schema's fixes that
+and keeps the safe constructor, which builds nothing but plain data. PyYAML is imported when a
+YAML file is read, never at ``import regtree``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._scalars import CORE_SCHEMA, to_float, to_int
+from ._tree import Items, Leaf, Table
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._tree import Node
+
+__all__ = ["parse_yaml"]
+
+_LOADER: Any = None
+_MAX_DEPTH = 200
+# Aliases share nodes; a tree copies them, so nested aliases (a "billion laughs") are capped.
+_MAX_NODES = 10**6
+
+
+class YamlProblem(Exception):
+    """Malformed YAML; ``line`` and ``column`` are 1-based where the parser gives them."""
+
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+        self.column = column
+
+
+def core_schema_loader() -> Any:
+    """Return PyYAML's (C-accelerated, where built) safe loader with YAML 1.2 core resolvers.
+
+    Raises:
+        ImportError: PyYAML is not installed.
+    """
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class CoreSchemaLoader(base):  # type: ignore[misc, valid-type]
+        """PyYAML's safe loader with the YAML 1.2 core schema instead of YAML 1.1's."""
+
+        yaml_implicit_resolvers: dict[str | None, list[Any]] = {}  # noqa: RUF012
+
+        def construct_yaml_int(self, node: Any) -> int:
+            return to_int(node.value)
+
+        def construct_yaml_float(self, node: Any) -> float:
+            return to_float(node.value)
+
+        def construct_yaml_bool(self, node: Any) -> bool:
+            return bool(node.value[:1] in "tT")
+
+    for name, (pattern, first) in CORE_SCHEMA.items():
+        starts: list[str | None] = list(first)
+        if name == "null":
+            starts.append("")  # an empty value is null
+        CoreSchemaLoader.add_implicit_resolver(f"tag:yaml.org,2002:{name}", pattern, starts)
+    # Not in the core schema, but every YAML config user writes `<<: *defaults`; keep it.
+    CoreSchemaLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"<<\Z"), ["<"])
+    for name in ("int", "float", "bool"):
+        CoreSchemaLoader.add_constructor(
+            f"tag:yaml.org,2002:{name}", getattr(CoreSchemaLoader, f"construct_yaml_{name}")
+        )
+    _LOADER = CoreSchemaLoader
+    return _LOADER
+
+
+def parse_yaml(filename: str, text: str) -> Node | None:
+    """Parse YAML text into a tree whose every node knows its line (``'file:line'``).
+
+    Args:
+        filename: The file, as its origins name it.
+        text: The file's text.
+
+    Returns:
+        The document's tree, or None for an empty document.
+
+    Raises:
+        ImportError: PyYAML is not installed.
+        YamlProblem: The text is not valid YAML, or holds more than one document.
+    """
+    import yaml
+
+    loader = core_schema_loader()(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        return _Composer(loader, filename).node(root, 0)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        parts = [part for part in (exc.context, exc.problem) if part]
+        raise YamlProblem(
+            "; ".join(parts) or "syntax error",
+            None if mark is None else mark.line + 1,
+            None if mark is None else mark.column + 1,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(" ".join(str(exc).split())) from None
+    finally:
+        loader.dispose()
+
+
+class _Composer:
+    """Turn PyYAML's nodes into a tree, constructing scalars with the loader."""
+
+    def __init__(self, loader: Any, filename: str) -> None:
+        self.loader = loader
+        self.filename = filename
+        self.count = 0
+
+    def origin(self, node: Any) -> str:
+        return f"{self.filename}:{node.start_mark.line + 1}"
+
+    def node(self, node: Any, depth: int) -> Node:
+        import yaml
+
+        self.count += 1
+        if self.count > _MAX_NODES:
+            raise YamlProblem(
+                f"the document expands to more than {_MAX_NODES:,} values (nested aliases?)"
+            )
+        if depth > _MAX_DEPTH:
+            # An alias that contains itself (`a: &x [*x]`) is infinite as plain data.
+            raise YamlProblem(
+                "the document nests deeper than 200 levels (an alias that refers to itself?)",
+                node.start_mark.line + 1,
+            )
+        if isinstance(node, yaml.MappingNode) and node.tag == "tag:yaml.org,2002:map":
+            self.loader.flatten_mapping(node)  # merge keys (`<<: *defaults`)
+            table = Table(self.origin(node))
+            for key_node, value_node in node.value:
+                key = self.loader.construct_object(key_node, deep=True)
+                if not isinstance(key, str):
+                    raise YamlProblem(
+                        f"the key {key!r} is not a string; config keys are strings (quote it)",
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                    )
+                table[key] = self.node(value_node, depth + 1)
+            return table
+        if isinstance(node, yaml.SequenceNode) and node.tag == "tag:yaml.org,2002:seq":
+            items = Items(self.origin(node))
+            items.extend(self.node(item, depth + 1) for item in node.value)
+            return items
+        value = self.loader.construct_object(node, deep=True)
+        return Leaf(value, self.origin(node))

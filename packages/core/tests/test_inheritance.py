@@ -1,0 +1,192 @@
+"""Inheritance (SPEC 5.2): ``_base_`` across JSON, TOML and YAML, ``_delete_``, ``{{_base_.x}}``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from regtree.config import ConfigError, load_config
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def three_formats(tmp_path: Path) -> Path:
+    """A YAML file on a JSON file on a TOML file, the bases in a sub-folder."""
+    pytest.importorskip("yaml")
+    write(
+        tmp_path,
+        "bases/model.toml",
+        '[model]\ntype = "Det"\ndepth = 50\n[model.backbone]\ntype = "Net"\nwidths = [8, 16]\n',
+    )
+    write(
+        tmp_path,
+        "bases/schedule.json",
+        json.dumps({"_base_": "model.toml", "model": {"depth": 18}, "train": {"epochs": 12}}),
+    )
+    return write(
+        tmp_path,
+        "cfg.yaml",
+        "_base_: [bases/schedule.json]\nmodel:\n  backbone:\n    widths: [4]\ntrain:\n  lr: 1e-4\n",
+    )
+
+
+def test_bases_merge_under_the_file_across_formats(three_formats: Path) -> None:
+    assert load_config(three_formats) == {
+        "model": {"type": "Det", "depth": 18, "backbone": {"type": "Net", "widths": [4]}},
+        "train": {"epochs": 12, "lr": 1e-4},
+    }
+
+
+def test_a_list_of_bases_merges_in_order(tmp_path: Path) -> None:
+    write(tmp_path, "model.toml", '[model]\ntype = "Det"\n')
+    write(tmp_path, "data.json", '{"data": {"root": "/data"}}')
+    path = write(tmp_path, "cfg.json", '{"_base_": ["model.toml", "data.json"], "seed": 1}')
+    cfg = load_config(path)
+    assert cfg == {"model": {"type": "Det"}, "data": {"root": "/data"}, "seed": 1}
+    assert list(cfg) == ["model", "data", "seed"]
+
+
+def test_two_bases_with_one_top_level_key_name_both_files(tmp_path: Path) -> None:
+    write(tmp_path, "a.toml", "[model]\ndepth = 1\n")
+    write(tmp_path, "b.json", '{"model": {"width": 2}}')
+    path = write(tmp_path, "cfg.json", '{"_base_": ["a.toml", "b.json"]}')
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.json: its bases .*a\.toml and .*b\.json both "
+        r"define the top-level key 'model'",
+    ):
+        load_config(path)
+
+
+def test_a_cycle_names_the_chain(tmp_path: Path) -> None:
+    write(tmp_path, "a.json", '{"_base_": "b.json", "x": 1}')
+    write(tmp_path, "b.json", '{"_base_": "c.json", "y": 1}')
+    write(tmp_path, "c.json", '{"_base_": "a.json", "z": 1}')
+    with pytest.raises(
+        ConfigError, match=r"cycle: .*a\.json -> .*b\.json -> .*c\.json -> .*a\.json"
+    ):
+        load_config(tmp_path / "a.json")
+
+
+def test_a_file_that_is_its_own_base_is_a_cycle(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.json", '{"_base_": "a.json", "x": 1}')
+    with pytest.raises(ConfigError, match=r"cycle: .*a\.json -> .*a\.json"):
+        load_config(path)
+
+
+def test_a_missing_base_names_the_file_that_names_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{"_base_": "absent.toml", "x": 1}')
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.json: cannot read its base 'absent\.toml'.*"
+        r"relative to the file",
+    ):
+        load_config(path)
+
+
+@pytest.mark.parametrize("base", ["3", '[""]', '{"a": 1}'])
+def test_a_malformed_base_list_is_an_error(tmp_path: Path, base: str) -> None:
+    path = write(tmp_path, "cfg.json", f'{{"_base_": {base}, "x": 1}}')
+    with pytest.raises(ConfigError, match=r"_base_ must be a path or a list of paths"):
+        load_config(path)
+
+
+def test_delete_replaces_the_base_mapping_and_is_removed(tmp_path: Path) -> None:
+    write(tmp_path, "base.toml", '[model.backbone]\ntype = "ResNet"\ndepth = 50\n')
+    path = write(
+        tmp_path,
+        "cfg.json",
+        '{"_base_": "base.toml", "model": {"backbone": {"_delete_": true, "type": "ViT"}}}',
+    )
+    assert load_config(path) == {"model": {"backbone": {"type": "ViT"}}}
+
+
+def test_delete_false_merges_and_delete_without_a_base_is_removed(tmp_path: Path) -> None:
+    write(tmp_path, "base.toml", '[model.backbone]\ntype = "ResNet"\n')
+    path = write(
+        tmp_path,
+        "cfg.json",
+        json.dumps(
+            {
+                "_base_": "base.toml",
+                "model": {"backbone": {"_delete_": False, "depth": 18}},
+                "neck": {"_delete_": True, "type": "FPN", "cfg": [{"_delete_": True, "a": 1}]},
+            }
+        ),
+    )
+    assert load_config(path) == {
+        "model": {"backbone": {"type": "ResNet", "depth": 18}},
+        "neck": {"type": "FPN", "cfg": [{"a": 1}]},
+    }
+
+
+def test_delete_must_be_a_bool(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{"model": {"_delete_": "yes"}}')
+    with pytest.raises(ConfigError, match=r"_delete_ must be true or false, not 'yes'"):
+        load_config(path)
+
+
+def test_a_list_replaces_the_base_list(tmp_path: Path) -> None:
+    write(tmp_path, "base.json", '{"widths": [1, 2, 3]}')
+    assert load_config(write(tmp_path, "cfg.json", '{"_base_": "base.json", "widths": [4]}')) == {
+        "widths": [4]
+    }
+
+
+def test_a_base_reference_is_the_value_of_the_merged_bases(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    write(
+        tmp_path, "base.toml", '[model]\nnum_classes = 80\nwidths = [8, 16]\n[data]\nroot = "/d"\n'
+    )
+    path = write(
+        tmp_path,
+        "cfg.yaml",
+        "_base_: base.toml\n"
+        "head:\n"
+        "  num_classes: '{{_base_.model.num_classes}}'\n"
+        "  width: '{{ _base_.model.widths.1 }}'\n"
+        "  data: '{{_base_.data}}'\n",
+    )
+    cfg = load_config(path)
+    assert cfg["head"] == {"num_classes": 80, "width": 16, "data": {"root": "/d"}}
+
+
+def test_a_reference_to_a_missing_value_names_the_closest(tmp_path: Path) -> None:
+    write(tmp_path, "base.json", '{"model": {"num_classes": 80}}')
+    path = write(tmp_path, "cfg.json", '{"_base_": "base.json", "n": "{{_base_.model.num_class}}"}')
+    with pytest.raises(
+        ConfigError,
+        match=r"names no value of its bases: .*'model\.num_class' "
+        r"\(did you mean 'model\.num_classes'\?\)",
+    ):
+        load_config(path)
+
+
+def test_a_reference_without_bases_or_inside_a_string_is_an_error(tmp_path: Path) -> None:
+    alone = write(tmp_path, "alone.json", '{"n": "{{_base_.a}}"}')
+    with pytest.raises(ConfigError, match=r"alone\.json: .*has no _base_"):
+        load_config(alone)
+    write(tmp_path, "base.json", '{"a": 1}')
+    inside = write(tmp_path, "inside.json", '{"_base_": "base.json", "n": "x{{_base_.a}}"}')
+    with pytest.raises(ConfigError, match=r"must be the whole value"):
+        load_config(inside)
+
+
+def test_an_error_in_a_base_names_the_base(tmp_path: Path) -> None:
+    write(tmp_path, "base.toml", "[model\n")
+    path = write(tmp_path, "cfg.json", '{"_base_": "base.toml"}')
+    with pytest.raises(ConfigError, match=r"base\.toml, line 1.*invalid TOML"):
+        load_config(path)
+
+
+def test_a_file_with_only_a_base_takes_the_base(tmp_path: Path) -> None:
+    write(tmp_path, "base.json", '{"a": 1}')
+    assert load_config(write(tmp_path, "cfg.json", '{"_base_": "base.json"}')) == {"a": 1}

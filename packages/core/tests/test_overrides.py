@@ -1,0 +1,161 @@
+"""Overrides in Hydra's grammar (SPEC 5.2): every form, list indexes and each error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from regtree.config import ConfigError, load_config
+
+CONFIG = {
+    "model": {
+        "type": "Det",
+        "depth": 50,
+        "heads": [{"num_classes": 1}, {"num_classes": 2}],
+        "backbone": {"type": "Net"},
+    },
+    "optimizer": {"lr": 0.1},
+}
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    file = tmp_path / "cfg.json"
+    file.write_text(json.dumps(CONFIG), encoding="utf-8")
+    return file
+
+
+def test_path_equals_value_replaces(path: Path) -> None:
+    cfg = load_config(path, ["optimizer.lr=1e-4", "model.backbone={type: demo_cls.NetB}"])
+    assert cfg["optimizer"]["lr"] == 1e-4
+    assert cfg["model"]["backbone"] == {"type": "demo_cls.NetB"}
+
+
+def test_values_are_flow_values(path: Path) -> None:
+    cfg = load_config(
+        path,
+        [
+            "+a=[16,32]",
+            "+b=foo",
+            "+c=null",
+            "+d={x: [1, {y: 'q'}], z: \"s t\"}",
+            "+e=foo bar",
+            "+f=",
+            "+g='it''s'",
+        ],
+    )
+    assert [cfg[k] for k in "abcdefg"] == [
+        [16, 32],
+        "foo",
+        None,
+        {"x": [1, {"y": "q"}], "z": "s t"},
+        "foo bar",
+        None,
+        "it's",
+    ]
+
+
+def test_an_integer_part_indexes_a_list(path: Path) -> None:
+    cfg = load_config(path, ["model.heads.1.num_classes=3", "model.heads.-2.num_classes=9"])
+    assert cfg["model"]["heads"] == [{"num_classes": 9}, {"num_classes": 3}]
+
+
+def test_plus_adds_a_new_key_and_its_parents(path: Path) -> None:
+    cfg = load_config(path, ["+model.neck.type=FPN", "+model.heads.2={num_classes: 4}"])
+    assert cfg["model"]["neck"] == {"type": "FPN"}
+    assert cfg["model"]["heads"][2] == {"num_classes": 4}
+
+
+def test_plus_plus_adds_or_replaces(path: Path) -> None:
+    cfg = load_config(path, ["++optimizer.lr=0.5", "++optimizer.momentum=0.9"])
+    assert cfg["optimizer"] == {"lr": 0.5, "momentum": 0.9}
+
+
+def test_tilde_deletes_a_key_or_a_list_item(path: Path) -> None:
+    cfg = load_config(path, ["~model.backbone", "~model.heads.0", "~optimizer.lr=0.1"])
+    assert cfg["model"] == {"type": "Det", "depth": 50, "heads": [{"num_classes": 2}]}
+    assert cfg["optimizer"] == {}
+
+
+def test_overrides_apply_in_order(path: Path) -> None:
+    assert load_config(path, ["optimizer.lr=1", "optimizer.lr=2"])["optimizer"]["lr"] == 2
+
+
+def test_a_misspelt_path_names_the_closest_existing_one(path: Path) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.json: override 'model\.dpth=3': the config has no key 'model\.dpth' "
+        r"\(did you mean 'model\.depth'\?\); '\+model\.dpth=\.\.\.' would add it",
+    ):
+        load_config(path, ["model.dpth=3"])
+    with pytest.raises(ConfigError, match=r"no key 'modle\.depth' \(did you mean 'model\.depth'"):
+        load_config(path, ["modle.depth=3"])
+
+
+def test_plus_on_an_existing_key_is_an_error(path: Path) -> None:
+    with pytest.raises(
+        ConfigError, match=r"'model\.depth' already exists \(it is 50\); '\+' adds a new key only"
+    ):
+        load_config(path, ["+model.depth=3"])
+
+
+def test_tilde_on_a_missing_key_is_an_error(path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"override '~model\.nek': .*no key 'model\.nek'"):
+        load_config(path, ["~model.nek"])
+
+
+def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"'optimizer\.lr' is 0\.1, not 0\.2, so it is not"):
+        load_config(path, ["~optimizer.lr=0.2"])
+
+
+@pytest.mark.parametrize("override", ["model.heads.2.num_classes=1", "~model.heads.-3"])
+def test_an_index_out_of_range_is_an_error(path: Path, override: str) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"index -?\d of 'model\.heads' is out of range: the "
+        r"list has 2 items \(indices: 0 to 1, or -2 to -1\)",
+    ):
+        load_config(path, [override])
+
+
+def test_a_key_where_a_list_is_is_an_error(path: Path) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"'model\.heads' is a list, so the part after it is "
+        r"an index, not 'first'",
+    ):
+        load_config(path, ["model.heads.first.num_classes=1"])
+
+
+def test_a_path_through_a_scalar_is_an_error(path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"'model\.depth' holds 50, not a mapping or a list"):
+        load_config(path, ["model.depth.x=1"])
+
+
+@pytest.mark.parametrize(
+    ("override", "problem"),
+    [
+        ("model.depth", r"no '=' in it; an override is PATH=VALUE"),
+        ("=3", r"the path '' has an empty key"),
+        ("model..depth=3", r"the path 'model\.\.depth' has an empty key"),
+        ("model.depth=[1, 2", r"'\]' is missing"),
+        ("model.depth={a: 1", r"'\}' is missing"),
+        ("model.depth='x", r"the string has no closing '"),
+        ("model.depth=[1] 2", r"unexpected '2' after the value"),
+    ],
+)
+def test_a_malformed_override_says_what_would_work(path: Path, override: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        load_config(path, [override])
+
+
+def test_a_failed_override_changes_no_file_and_a_str_is_not_a_list(path: Path) -> None:
+    before = path.read_text()
+    with pytest.raises(ConfigError):
+        load_config(path, ["optimizer.lr=1", "nope=1"])
+    assert path.read_text() == before
+    with pytest.raises(TypeError, match=r"overrides is a list of str"):
+        load_config(path, "optimizer.lr=1")  # type: ignore[arg-type]

@@ -1,0 +1,116 @@
+"""YAML 1.2 core schema (SPEC 5.1): the same scalars in YAML files and in override values."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from regtree.config import load_config
+
+# (as written, the value it means) for every scalar form of SPEC 5.1.
+SCALARS: list[tuple[str, object]] = [
+    ("1e-4", 1e-4),
+    ("5e-2", 5e-2),
+    ("-1E3", -1000.0),
+    (".5", 0.5),
+    ("+12.5", 12.5),
+    ("1.", 1.0),
+    (".inf", math.inf),
+    ("-.Inf", -math.inf),
+    ("0x1f", 31),
+    ("0o17", 15),
+    ("012", 12),  # decimal in YAML 1.2 (octal in 1.1)
+    ("-3", -3),
+    ("true", True),
+    ("True", True),
+    ("TRUE", True),
+    ("false", False),
+    ("False", False),
+    ("FALSE", False),
+    ("yes", "yes"),
+    ("no", "no"),
+    ("on", "on"),
+    ("off", "off"),
+    ("y", "y"),
+    ("null", None),
+    ("Null", None),
+    ("NULL", None),
+    ("~", None),
+    ("2024-05-01", "2024-05-01"),  # a date stays a string
+    ("1_000", "1_000"),  # no digit separators in YAML 1.2
+    ("'1e-4'", "1e-4"),  # quoted: always a string
+    ('"true"', "true"),
+]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("written", "expected"), SCALARS)
+def test_a_yaml_file_reads_each_scalar_by_the_core_schema(
+    tmp_path: Path, written: str, expected: object
+) -> None:
+    pytest.importorskip("yaml")
+    cfg = load_config(write(tmp_path, "cfg.yaml", f"value: {written}\nlisted: [{written}]\n"))
+    assert cfg["value"] == expected
+    assert cfg["listed"] == [expected]
+    assert type(cfg["value"]) is type(expected)
+
+
+def test_an_empty_value_is_null_and_nan_is_a_float(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    cfg = load_config(write(tmp_path, "cfg.yaml", "empty:\nnan: .nan\nlr: 1e-4\n"))
+    assert cfg["empty"] is None
+    assert math.isnan(cfg["nan"])
+    assert cfg["lr"] == 1e-4
+
+
+@pytest.mark.parametrize(("written", "expected"), SCALARS)
+def test_an_override_value_reads_each_scalar_by_the_core_schema(
+    tmp_path: Path, written: str, expected: object
+) -> None:
+    path = write(tmp_path, "cfg.json", '{"value": 0}')
+    cfg = load_config(path, [f"value={written}", f"+listed=[{written}]"])
+    assert cfg["value"] == expected
+    assert cfg["listed"] == [expected]
+    assert type(cfg["value"]) is type(expected)
+
+
+def test_override_values_parse_without_pyyaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yaml", None)  # makes `import yaml` fail
+    path = write(tmp_path, "cfg.json", '{"lr": 0}')
+    assert load_config(path, ["lr=1e-4"]) == {"lr": 1e-4}
+
+
+def test_merge_keys_and_anchors_still_work(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    text = "defaults: &d {depth: 2, lr: 1e-3}\nmodel:\n  <<: *d\n  depth: 3\n"
+    cfg = load_config(write(tmp_path, "cfg.yaml", text))
+    assert cfg["model"] == {"depth": 3, "lr": 1e-3}
+
+
+def test_a_self_referring_alias_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 1: invalid YAML: .*deeper than 200"):
+        load_config(write(tmp_path, "cfg.yaml", "a: &x [*x]\n"))
+
+
+def test_a_non_string_key_is_refused_with_its_line(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError
+
+    with pytest.raises(
+        ConfigError, match=r"line 2, column 3: .*key 1 is not a string; config keys"
+    ):
+        load_config(write(tmp_path, "cfg.yaml", "model:\n  1: a\n"))

@@ -1,0 +1,478 @@
+"""``SCHEDULERS`` and ``build_scheduler``: lr schedules from configs, in phases, per-group floors.
+
+torch's cosine schedulers take one absolute ``eta_min`` for every group, which breaks the lr
+ratios the paramwise rules set (mmengine#1612, mmdetection3d#3059). The two classes registered
+here under torch's names are torch's classes with one more keyword, ``eta_min_ratio``: each
+group's floor is its own ``initial_lr * eta_min_ratio``, in the recursive form and the closed form
+alike, so every group follows the same curve scaled by its initial lr.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import torch
+from torch.optim import Optimizer
+from torch.optim import lr_scheduler as torch_schedulers
+from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
+
+from regtree import Registry
+
+__all__ = [
+    "SCHEDULERS",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "Schedule",
+    "build_scheduler",
+    "lr_at_by_name",
+    "plan_schedule",
+    "register_torch_schedulers",
+    "resolve_steps",
+]
+
+SCHEDULERS: Final[Registry[Any]] = Registry("scheduler", scope="regtree_optim")
+
+# Schedulers whose length a phase gives when the config leaves it out (SPEC 3.4).
+_LENGTH_KEYS: Final[dict[str, str]] = {
+    "CosineAnnealingLR": "T_max",
+    "LinearLR": "total_iters",
+    "ConstantLR": "total_iters",
+    "PolynomialLR": "total_iters",
+}
+# Schedulers built from a list of other schedulers' configs.
+_NESTING: Final[frozenset[str]] = frozenset({"SequentialLR", "ChainedScheduler"})
+
+
+def _floors(
+    base_lrs: Sequence[float | torch.Tensor], eta_min: float, ratio: float | None
+) -> list[Any]:
+    if ratio is None:
+        return [eta_min] * len(base_lrs)
+    return [base_lr * ratio for base_lr in base_lrs]
+
+
+def _check_floor_options(
+    name: str, eta_min: float | None, eta_min_ratio: float | None
+) -> tuple[float, float | None]:
+    if eta_min is not None and eta_min_ratio is not None:
+        raise ValueError(
+            f"{name} got both eta_min={eta_min!r} and eta_min_ratio={eta_min_ratio!r}; give one: "
+            "eta_min is one absolute floor for every group, eta_min_ratio gives each group the "
+            "floor initial_lr * eta_min_ratio (which keeps the ratios between groups)"
+        )
+    if eta_min_ratio is not None and (
+        isinstance(eta_min_ratio, bool)
+        or not isinstance(eta_min_ratio, int | float)
+        or not 0 <= eta_min_ratio <= 1
+    ):
+        raise ValueError(
+            f"{name} eta_min_ratio must be a number in [0, 1] (the floor as a fraction of each "
+            f"group's initial lr), got {eta_min_ratio!r}"
+        )
+    return (0.0 if eta_min is None else eta_min), eta_min_ratio
+
+
+class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
+    """torch's ``CosineAnnealingLR``, with ``eta_min_ratio`` for a floor per group.
+
+    Without ``eta_min_ratio`` it is torch's class, value for value. With it, group ``i`` anneals
+    from its initial lr ``b_i`` to ``b_i * eta_min_ratio``; since every group's lr is then
+    ``b_i`` times one curve, the ratios between groups hold at every step.
+
+    Args:
+        optimizer: The optimizer.
+        T_max: Steps of half a cosine period.
+        eta_min: One absolute floor for every group (torch's keyword); default 0.
+        last_epoch: torch's resume index.
+        eta_min_ratio: Each group's floor as a fraction of its initial lr, instead of
+            ``eta_min``.
+
+    Raises:
+        ValueError: both ``eta_min`` and ``eta_min_ratio`` are given, or the ratio is not in
+            [0, 1].
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,  # torch's keyword
+        eta_min: float | None = None,
+        last_epoch: int = -1,
+        eta_min_ratio: float | None = None,
+    ) -> None:
+        floor, ratio = _check_floor_options("CosineAnnealingLR", eta_min, eta_min_ratio)
+        self.eta_min_ratio = ratio
+        super().__init__(optimizer, T_max, floor, last_epoch)
+
+    def get_lr(self) -> list[float | torch.Tensor]:
+        """Return torch's recursive form, with a floor per group instead of one ``eta_min``."""
+        if self.eta_min_ratio is None:
+            return super().get_lr()
+        torch_schedulers._warn_get_lr_called_within_step(self)
+        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        if self._step_count == 1 and self.last_epoch > 0:
+            return self._get_closed_form_lr()
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [
+                group["lr"] + (base_lr - floor) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base_lr, floor, group in zip(self.base_lrs, floors, groups, strict=True)
+            ]
+        factor = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
+        )
+        return [
+            factor * (group["lr"] - floor) + floor
+            for floor, group in zip(floors, groups, strict=True)
+        ]
+
+    def _get_closed_form_lr(self) -> list[float | torch.Tensor]:
+        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
+        cosine = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+        return [
+            floor + (base_lr - floor) * cosine
+            for base_lr, floor in zip(self.base_lrs, floors, strict=True)
+        ]
+
+
+class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
+    """torch's ``CosineAnnealingWarmRestarts``, with ``eta_min_ratio`` for a floor per group.
+
+    Args:
+        optimizer: The optimizer.
+        T_0: Steps until the first restart.
+        T_mult: Factor by which the period grows after each restart.
+        eta_min: One absolute floor for every group (torch's keyword); default 0.
+        last_epoch: torch's resume index.
+        eta_min_ratio: Each group's floor as a fraction of its initial lr, instead of
+            ``eta_min``.
+
+    Raises:
+        ValueError: both ``eta_min`` and ``eta_min_ratio`` are given, or the ratio is not in
+            [0, 1].
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,  # torch's keyword
+        T_mult: int = 1,  # torch's keyword
+        eta_min: float | None = None,
+        last_epoch: int = -1,
+        eta_min_ratio: float | None = None,
+    ) -> None:
+        floor, ratio = _check_floor_options("CosineAnnealingWarmRestarts", eta_min, eta_min_ratio)
+        self.eta_min_ratio = ratio
+        super().__init__(optimizer, T_0, T_mult, floor, last_epoch)
+
+    def get_lr(self) -> list[float | torch.Tensor]:
+        """Return torch's closed form, with each group's floor in place of the one ``eta_min``."""
+        if self.eta_min_ratio is None:
+            return super().get_lr()
+        torch_schedulers._warn_get_lr_called_within_step(self)
+        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
+        cosine = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+        return [
+            floor + (base_lr - floor) * cosine
+            for base_lr, floor in zip(self.base_lrs, floors, strict=True)
+        ]
+
+
+_OURS: Final[dict[str, type]] = {
+    "CosineAnnealingLR": CosineAnnealingLR,
+    "CosineAnnealingWarmRestarts": CosineAnnealingWarmRestarts,
+}
+
+
+def _is_concrete_scheduler(name: str, candidate: object) -> bool:
+    # Public classes only (torch keeps `_LRScheduler` as an alias of the base), and only those
+    # that compute something: the base class implements neither get_lr nor its own step.
+    return (
+        isinstance(candidate, type)
+        and not name.startswith("_")
+        and candidate.__name__ == name
+        and issubclass(candidate, LRScheduler | ReduceLROnPlateau)
+        and candidate is not LRScheduler
+        and (candidate.get_lr is not LRScheduler.get_lr or candidate.step is not LRScheduler.step)
+    )
+
+
+def register_torch_schedulers(registry: Registry[Any]) -> list[str]:
+    """Register every concrete scheduler class of ``torch.optim.lr_scheduler`` by class name.
+
+    ``CosineAnnealingLR`` and ``CosineAnnealingWarmRestarts`` are registered as this module's
+    subclasses, which add ``eta_min_ratio``.
+
+    Returns:
+        The names registered, in registration order.
+    """
+    names: list[str] = []
+    for attr in sorted(vars(torch_schedulers)):
+        candidate = getattr(torch_schedulers, attr)
+        if _is_concrete_scheduler(attr, candidate):
+            registry.register_module(name=attr, module=_OURS.get(attr, candidate))
+            names.append(attr)
+    return names
+
+
+register_torch_schedulers(SCHEDULERS)
+
+
+# -- configs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A scheduler config read into phases.
+
+    Attributes:
+        phases: One config per phase, ``begin``/``end`` removed and lengths filled in.
+        begins: Each phase's first step.
+        end: The step where the last phase ends, or None where it has no ``end``.
+    """
+
+    phases: tuple[dict[str, Any], ...]
+    begins: tuple[int, ...]
+    end: int | None
+
+
+def _type_name(cfg: Mapping[str, Any]) -> str:
+    kind = cfg.get("type")
+    if isinstance(kind, str):
+        return kind.rsplit(".", 1)[-1]
+    return getattr(kind, "__name__", repr(kind))
+
+
+def _describe(index: int, cfg: Mapping[str, Any]) -> str:
+    return f"phase {index} ({_type_name(cfg)})"
+
+
+def _bound(index: int, cfg: Mapping[str, Any], key: str) -> int | None:
+    value = cfg.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"{_describe(index, cfg)}: {key} must be a step number (an int), got {value!r}"
+        )
+    if value < 0:
+        raise ValueError(f"{_describe(index, cfg)}: {key} must be >= 0, got {value}")
+    return value
+
+
+def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Schedule:
+    """Read a scheduler config (one mapping or a list of phases) without building anything.
+
+    Each phase may give ``begin`` (default: the previous phase's ``end``; 0 for the first) and
+    ``end`` (default: the next phase's ``begin``; the last may omit it). ``T_max`` and
+    ``total_iters`` default to ``end - begin`` where the scheduler takes them.
+
+    Raises:
+        TypeError: the config is neither a mapping nor a list of mappings, or a bound is not
+            an int.
+        ValueError: an empty list, phases that are not contiguous (naming both), a phase that
+            ends where it begins or earlier, or a schedule that does not begin at step 0.
+    """
+    raw: object = cfg  # checked as any object: configs come from files
+    if isinstance(raw, Mapping):
+        items: list[Any] = [raw]
+    elif isinstance(raw, Sequence) and not isinstance(raw, str | bytes):
+        items = list(raw)
+        if not items:
+            raise ValueError("a phased schedule needs at least one phase; the list is empty")
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise TypeError(
+                    f"phase {index} of the schedule must be a mapping (a scheduler config), "
+                    f"got {item!r}"
+                )
+    else:
+        raise TypeError(
+            "a scheduler config must be a mapping (dict(type='CosineAnnealingLR', ...)) or a "
+            f"list of them (phases), got {cfg!r}"
+        )
+    given = [(_bound(i, item, "begin"), _bound(i, item, "end")) for i, item in enumerate(items)]
+    for index in range(1, len(items)):
+        previous_end, begin = given[index - 1][1], given[index][0]
+        if previous_end is not None and begin is not None and previous_end != begin:
+            first, second = _describe(index - 1, items[index - 1]), _describe(index, items[index])
+            raise ValueError(
+                f"the phases of the schedule must be contiguous: {first} ends at step "
+                f"{previous_end} but {second} begins at "
+                f"step {begin}; make the second begin where the first ends"
+            )
+        if previous_end is None and begin is None:
+            raise ValueError(
+                f"{_describe(index - 1, items[index - 1])} has no end and "
+                f"{_describe(index, items[index])} no begin, so where one phase hands over to "
+                "the next is unknown; give either"
+            )
+    begins: list[int] = []
+    ends: list[int | None] = []
+    for index, (begin, end) in enumerate(given):
+        if begin is None:
+            begin = 0 if index == 0 else ends[index - 1]
+        assert begin is not None  # checked above: the previous phase has an end or this a begin
+        if end is None and index + 1 < len(given):
+            end = given[index + 1][0]
+        if index == 0 and begin != 0:
+            raise ValueError(
+                f"{_describe(0, items[0])} begins at step {begin}, but a schedule starts at "
+                "step 0; begin it at 0, or put a ConstantLR phase with factor=1.0 before it to "
+                "hold the lr until then"
+            )
+        if end is not None and end <= begin:
+            raise ValueError(
+                f"{_describe(index, items[index])} ends at step {end}, not after its begin "
+                f"{begin}; a phase must last at least one step"
+            )
+        begins.append(begin)
+        ends.append(end)
+    phases = []
+    for item, begin, end in zip(items, begins, ends, strict=True):
+        phase = {key: value for key, value in item.items() if key not in ("begin", "end")}
+        length_key = _LENGTH_KEYS.get(_type_name(item))
+        if length_key is not None and end is not None:
+            phase.setdefault(length_key, end - begin)
+        phases.append(phase)
+    return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
+
+
+def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
+    cfg = dict(cfg)
+    if _type_name(cfg) in _NESTING and "schedulers" in cfg:
+        nested = cfg["schedulers"]
+        if not isinstance(nested, Sequence) or isinstance(nested, str | bytes):
+            raise TypeError(
+                f"{_type_name(cfg)} schedulers must be a list of scheduler configs, got {nested!r}"
+            )
+        cfg["schedulers"] = [
+            item if isinstance(item, LRScheduler) else build_scheduler(optimizer, item)
+            for item in nested
+        ]
+    return SCHEDULERS.build(cfg, default_args={"optimizer": optimizer})
+
+
+def build_scheduler(
+    optimizer: Optimizer, cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+) -> Any:
+    """Build an lr scheduler for ``optimizer`` from a config in ``SCHEDULERS``.
+
+    A mapping is built as ``SCHEDULERS.build(cfg, default_args=dict(optimizer=optimizer))``; the
+    ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler`` are configs built for the same
+    optimizer first. A list of mappings is a schedule in phases (mmengine's ``param_scheduler``
+    style), built as a ``SequentialLR`` whose milestones are the phases' begins (one phase: that
+    scheduler itself); ``begin`` and ``end`` are never passed to a scheduler. The caller's config
+    is not changed.
+
+    Args:
+        optimizer: The optimizer whose lr the scheduler sets.
+        cfg: ``dict(type='CosineAnnealingLR', T_max=..., eta_min_ratio=...)``, or a list such as
+            ``[dict(type='LinearLR', start_factor=0.1, end=100), dict(type='CosineAnnealingLR',
+            end=1000)]``.
+
+    Returns:
+        The scheduler.
+
+    Raises:
+        TypeError: a config that is not a mapping or a list of mappings.
+        ValueError: phases that are not contiguous, or ``eta_min`` and ``eta_min_ratio`` together.
+    """
+    schedule = plan_schedule(cfg)
+    phases = [copy.copy(phase) for phase in schedule.phases]
+    schedulers = [_build_one(optimizer, phase) for phase in phases]
+    if len(schedulers) == 1:
+        return schedulers[0]
+    return torch_schedulers.SequentialLR(
+        optimizer, schedulers=schedulers, milestones=list(schedule.begins[1:])
+    )
+
+
+# -- explain's lr columns ----------------------------------------------------------------------
+
+
+def resolve_steps(
+    cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]], at: Sequence[int]
+) -> dict[int, int]:
+    """Map each step of ``at`` (as given) to a step count; negative ones count from the end.
+
+    Raises:
+        TypeError: ``at`` is not a sequence of ints.
+        ValueError: a negative step where the schedule has no end (only a phased schedule whose
+            last phase gives ``end`` has one), or one before the schedule's start.
+    """
+    steps: object = at
+    if isinstance(steps, str | bytes) or not isinstance(steps, Sequence):
+        raise TypeError(f"at must be a list of step numbers (ints), got {at!r}")
+    schedule = plan_schedule(cfg)
+    resolved: dict[int, int] = {}
+    for step in at:
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise TypeError(f"at must hold step numbers (ints), got {step!r} in {list(at)!r}")
+        if step >= 0:
+            resolved[step] = step
+            continue
+        if schedule.end is None or not isinstance(cfg, Sequence):
+            raise ValueError(
+                f"step {step} counts back from the end of the schedule, but this schedule has "
+                "no end: only a list of phases whose last phase gives 'end' has one; ask for "
+                "a step number >= 0"
+            )
+        if schedule.end + step < 0:
+            raise ValueError(
+                f"step {step} is before the schedule's start (it ends at step {schedule.end}, "
+                f"so the earliest step counted back is {-schedule.end})"
+            )
+        resolved[step] = schedule.end + step
+    return resolved
+
+
+def lr_at_by_name(
+    optimizer: Optimizer,
+    cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    at: Sequence[int],
+) -> dict[str, dict[int, Any]]:
+    """Step a scheduler built from ``cfg`` and record each parameter's lr at the steps ``at``.
+
+    The lr at step ``s`` is the one ``optimizer`` holds after ``s`` calls of
+    ``scheduler.step()``. Only the optimizer's lrs change (its groups carry ``param_names``);
+    nothing is trained.
+
+    Returns:
+        For each parameter name, a dict from each step of ``at`` (as given) to its lr.
+    """
+    import warnings
+
+    resolved = resolve_steps(cfg, at)
+    wanted: dict[int, list[int]] = {}
+    for given, step in resolved.items():
+        wanted.setdefault(step, []).append(given)
+    names = [group.get("param_names") for group in optimizer.param_groups]
+    if any(group_names is None for group_names in names):
+        raise ValueError(
+            "the optimizer's parameter groups carry no 'param_names', so the lrs cannot be told "
+            "by parameter; build the optimizer with regtree_optim.build_optimizer"
+        )
+    lrs: dict[int, list[Any]] = {}
+    with warnings.catch_warnings():
+        # Stepping the scheduler alone is the point here: no optimizer.step() comes first.
+        warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)`")
+        scheduler = build_scheduler(optimizer, cfg)
+        last = max(wanted, default=0)
+        for step in range(last + 1):
+            if step:
+                scheduler.step()
+            if step in wanted:
+                lrs[step] = [group["lr"] for group in optimizer.param_groups]
+    result: dict[str, dict[int, Any]] = {}
+    for index, group_names in enumerate(names):
+        assert group_names is not None
+        for name in group_names:
+            result[name] = {given: lrs[step][index] for given, step in resolved.items()}
+    return result

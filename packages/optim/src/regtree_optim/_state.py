@@ -1,0 +1,186 @@
+"""Optimizer state that follows parameter names: ``load_state_dict_by_name``, ``full_state_dict``.
+
+torch matches a saved state to the optimizer's parameters by position, so a checkpoint cannot be
+resumed once the group layout changes (pytorch#1489). Our groups carry ``param_names``; the state
+is matched by those, then handed to the optimizer's own ``load_state_dict`` in its current
+layout, so the casting, the hooks and the per-parameter result are torch's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.optim import Optimizer
+
+from ._zero import ZeroRedundancyOptimizer
+
+__all__ = ["StateLoadReport", "full_state_dict", "load_state_dict_by_name"]
+
+_SHOWN_NAMES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class StateLoadReport:
+    """What ``load_state_dict_by_name`` did; ``str()`` is a short summary.
+
+    Attributes:
+        loaded: Parameters found in the state dict by name; their saved state (none for a
+            parameter that never took a step, such as a frozen one) replaced theirs.
+        new: Parameters of the optimizer the state dict does not name; they start fresh.
+        dropped: Names in the state dict that the optimizer does not hold; their state is unused.
+        with_state: How many of ``loaded`` had saved per-parameter state.
+    """
+
+    loaded: list[str]
+    new: list[str]
+    dropped: list[str]
+    with_state: int
+
+    def __str__(self) -> str:
+        parts = [
+            f"optimizer state loaded by name: {len(self.loaded)} parameters "
+            f"({self.with_state} with saved state)"
+        ]
+        for label, names in (("new, starting fresh", self.new), ("dropped", self.dropped)):
+            shown = ", ".join(names[:_SHOWN_NAMES])
+            more = f", ... ({len(names) - _SHOWN_NAMES} more)" if len(names) > _SHOWN_NAMES else ""
+            parts.append(f"{len(names)} {label}" + (f" ({shown}{more})" if names else ""))
+        return "; ".join(parts)
+
+
+def _names_by_group(groups: Sequence[Mapping[str, Any]], whose: str) -> list[list[str]]:
+    names = []
+    for index, group in enumerate(groups):
+        group_names = group.get("param_names")
+        if group_names is None:
+            raise ValueError(
+                f"{whose} parameter group {index} has no 'param_names', so its state cannot be "
+                "matched by name; save the state of an optimizer built by "
+                "regtree_optim.build_optimizer (its groups carry param_names), or load this one "
+                "with optimizer.load_state_dict into an optimizer of exactly the same layout"
+            )
+        params = group["params"]
+        count = 1 if isinstance(params, torch.Tensor | int) else len(params)
+        if len(group_names) != count:
+            raise ValueError(
+                f"{whose} parameter group {index} has {count} parameters but "
+                f"{len(group_names)} param_names; the state dict is inconsistent"
+            )
+        names.append(list(group_names))
+    return names
+
+
+def _saved_layout(state_dict: Mapping[str, Any]) -> tuple[dict[str, Any], Mapping[Any, Any]]:
+    if not isinstance(state_dict, Mapping) or not {"state", "param_groups"} <= state_dict.keys():
+        found = list(state_dict) if isinstance(state_dict, Mapping) else type(state_dict).__name__
+        raise TypeError(
+            "load_state_dict_by_name takes an optimizer.state_dict() (a mapping with 'state' and "
+            f"'param_groups'), got {found!r}"
+        )
+    groups = state_dict["param_groups"]
+    ids_by_name: dict[str, Any] = {}
+    for group, names in zip(groups, _names_by_group(groups, "the state dict's"), strict=True):
+        for name, param_id in zip(names, group["params"], strict=True):
+            if name in ids_by_name:
+                raise ValueError(f"the state dict names parameter {name!r} twice")
+            ids_by_name[name] = param_id
+    return ids_by_name, state_dict["state"]
+
+
+def _keeps_state_in_param_shape(optimizer: Optimizer) -> bool:
+    # Adafactor factors its second moment into a row and a column; LBFGS keeps flat history.
+    odd = tuple(
+        cls
+        for cls in (getattr(torch.optim, "Adafactor", None), torch.optim.LBFGS)
+        if isinstance(cls, type)
+    )
+    local = getattr(optimizer, "optim", None)  # ZeroRedundancyOptimizer's local optimizer
+    return not isinstance(optimizer, odd) and not isinstance(local, odd)
+
+
+def _check_shapes(name: str, param: torch.Tensor, state: Mapping[Any, Any]) -> None:
+    for key, value in state.items():
+        if isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape != param.shape:
+            raise ValueError(
+                f"the saved state {key!r} of parameter {name!r} has shape "
+                f"{tuple(value.shape)}, but the parameter now has shape {tuple(param.shape)}; "
+                "the model changed this parameter, so its saved state does not apply (rename the "
+                "parameter, or drop its entry from the state dict, to start it fresh)"
+            )
+
+
+def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any]) -> StateLoadReport:
+    """Load a saved ``optimizer.state_dict()`` by parameter name, whatever its group layout.
+
+    Per-parameter state (momentum buffers, ``exp_avg``, ``step``, ...) is matched by the names in
+    the groups' ``param_names`` and loaded through ``optimizer.load_state_dict`` in the
+    optimizer's current layout; the group options (lr, weight decay, betas, ...) stay the
+    optimizer's. Into the same layout, the per-parameter state is exactly what
+    ``optimizer.load_state_dict(state_dict)`` gives.
+
+    Args:
+        optimizer: The optimizer to load into; its groups carry ``param_names``.
+        state_dict: A saved ``optimizer.state_dict()`` whose groups carry ``param_names``.
+
+    Returns:
+        The report: ``loaded``, ``new`` and ``dropped`` names, each sorted.
+
+    Raises:
+        TypeError: ``state_dict`` is not an optimizer state dict.
+        ValueError: a group without ``param_names`` (the state dict's or the optimizer's), or a
+            saved tensor whose shape differs from its parameter's (naming both shapes); raised
+            before anything changes.
+    """
+    saved_ids, saved_state = _saved_layout(state_dict)
+    groups = optimizer.param_groups
+    current_names = _names_by_group(groups, "the optimizer's")
+    check_shapes = _keeps_state_in_param_shape(optimizer)
+    # The optimizer's own layout, packed as Optimizer.state_dict packs it, with the saved state
+    # of each parameter under its index there.
+    packed_groups: list[dict[str, Any]] = []
+    state: dict[int, Any] = {}
+    index_of: dict[int, int] = {}
+    loaded, new = [], []
+    for group, names in zip(groups, current_names, strict=True):
+        packed = {key: value for key, value in group.items() if key != "params"}
+        packed["params"] = []
+        for name, param in zip(names, group["params"], strict=True):
+            index = index_of.setdefault(id(param), len(index_of))
+            packed["params"].append(index)
+            if name not in saved_ids:
+                new.append(name)
+                continue
+            loaded.append(name)
+            entry = saved_state.get(saved_ids[name])
+            if entry is not None:
+                if check_shapes:
+                    _check_shapes(name, param, entry)
+                state[index] = entry
+        packed_groups.append(packed)
+    dropped = sorted(saved_ids.keys() - set(loaded))
+    optimizer.load_state_dict({"state": state, "param_groups": packed_groups})
+    return StateLoadReport(
+        loaded=sorted(loaded), new=sorted(new), dropped=dropped, with_state=len(state)
+    )
+
+
+def full_state_dict(optimizer: Optimizer) -> dict[str, Any] | None:
+    """Return ``optimizer.state_dict()``, consolidating a ``ZeroRedundancyOptimizer`` first.
+
+    For a ``ZeroRedundancyOptimizer`` this is a collective: every rank of its process group
+    calls it; the group's rank 0 gets the full state dict and the other ranks None.
+
+    Args:
+        optimizer: Any optimizer.
+
+    Returns:
+        The state dict; None on the ranks of a ``ZeroRedundancyOptimizer`` other than 0.
+    """
+    if isinstance(optimizer, ZeroRedundancyOptimizer):
+        optimizer.consolidate_state_dict(to=0)  # type: ignore[attr-defined]  # torch's class
+        if optimizer.rank != 0:  # type: ignore[attr-defined]
+            return None
+    return optimizer.state_dict()

@@ -1,0 +1,166 @@
+"""``eta_min_ratio``: a cosine floor per group, so the ratios the paramwise rules set hold."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+from torch.optim import lr_scheduler
+
+from regtree_optim import build_optimizer, build_scheduler
+
+STEPS = 1000
+BACKBONE_RATIO = 0.1
+TOLERANCE = 1e-12
+
+
+class Detector(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+
+
+def _optimizer() -> torch.optim.Optimizer:
+    torch.manual_seed(0)
+    cfg = {
+        "type": "SGD",
+        "lr": 0.02,
+        "momentum": 0.9,
+        "paramwise_cfg": {"custom_keys": {"backbone": {"lr_mult": BACKBONE_RATIO}}},
+    }
+    optimizer = build_optimizer(Detector(), cfg)
+    return optimizer
+
+
+def _backbone_ratios(optimizer: torch.optim.Optimizer, scheduler: Any) -> list[float]:
+    # The ratio of the backbone's lr to the head's, after 0, 1, ..., STEPS steps.
+    backbone, head = (
+        next(g for g in optimizer.param_groups if g["param_names"][0].startswith(part))
+        for part in ("backbone", "head")
+    )
+    ratios = []
+    for step in range(STEPS + 1):
+        if step:
+            optimizer.step()  # no gradients: nothing moves, but torch sees the order it expects
+            scheduler.step()
+        ratios.append(backbone["lr"] / head["lr"])
+    return ratios
+
+
+def _worst(ratios: list[float]) -> float:
+    return max(abs(ratio / BACKBONE_RATIO - 1) for ratio in ratios)
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        {"type": "CosineAnnealingLR", "T_max": STEPS, "eta_min_ratio": 0.01},
+        # Beyond T_max torch's cosine rises again: the recursion passes through the floor.
+        {"type": "CosineAnnealingLR", "T_max": 300, "eta_min_ratio": 0.05},
+        [
+            {"type": "LinearLR", "start_factor": 0.001, "end": 100},
+            {"type": "CosineAnnealingLR", "eta_min_ratio": 0.01, "end": STEPS},
+        ],
+        {"type": "CosineAnnealingWarmRestarts", "T_0": 150, "T_mult": 2, "eta_min_ratio": 0.02},
+    ],
+    ids=["cosine", "cosine-periodic", "warmup-then-cosine", "warm-restarts"],
+)
+def test_the_ratio_holds_within_1e_12_at_every_one_of_1000_steps(schedule: Any) -> None:
+    optimizer = _optimizer()
+    ratios = _backbone_ratios(optimizer, build_scheduler(optimizer, schedule))
+    assert len(ratios) == STEPS + 1
+    assert _worst(ratios) <= TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        {"type": "CosineAnnealingLR", "T_max": STEPS, "eta_min": 2e-4},
+        {"type": "CosineAnnealingWarmRestarts", "T_0": 150, "T_mult": 2, "eta_min": 4e-4},
+    ],
+    ids=["cosine", "warm-restarts"],
+)
+def test_torch_s_absolute_eta_min_breaks_the_ratio(schedule: Any) -> None:
+    optimizer = _optimizer()
+    ratios = _backbone_ratios(optimizer, build_scheduler(optimizer, schedule))
+    assert _worst(ratios) > 0.5  # near the floor both groups sit at eta_min: a ratio near 1
+
+
+def test_each_group_ends_at_its_own_floor() -> None:
+    optimizer = _optimizer()
+    initial = [group["lr"] for group in optimizer.param_groups]
+    scheduler = build_scheduler(
+        optimizer, {"type": "CosineAnnealingLR", "T_max": 10, "eta_min_ratio": 0.25}
+    )
+    for _ in range(10):
+        optimizer.step()
+        scheduler.step()
+    for lr, start in zip((g["lr"] for g in optimizer.param_groups), initial, strict=True):
+        assert math.isclose(lr, start * 0.25, rel_tol=1e-15)
+
+
+def test_without_eta_min_ratio_the_schedulers_are_torch_s_value_for_value() -> None:
+    for ours_cfg, theirs in [
+        (
+            {"type": "CosineAnnealingLR", "T_max": 70, "eta_min": 1e-4},
+            lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=70, eta_min=1e-4),
+        ),
+        (
+            {"type": "CosineAnnealingWarmRestarts", "T_0": 30, "T_mult": 2},
+            lambda o: lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=30, T_mult=2),
+        ),
+    ]:
+        mine, other = _optimizer(), _optimizer()
+        built, by_hand = build_scheduler(mine, ours_cfg), theirs(other)
+        for _ in range(200):
+            mine.step()
+            other.step()
+            built.step()
+            by_hand.step()
+            assert [g["lr"] for g in mine.param_groups] == [g["lr"] for g in other.param_groups]
+
+
+def test_the_floor_survives_a_scheduler_state_dict_round_trip() -> None:
+    cfg = {"type": "CosineAnnealingLR", "T_max": 50, "eta_min_ratio": 0.1}
+    optimizer = _optimizer()
+    scheduler = build_scheduler(optimizer, cfg)
+    for _ in range(20):
+        optimizer.step()
+        scheduler.step()
+    state = scheduler.state_dict()
+    resumed_optimizer = _optimizer()
+    resumed = build_scheduler(resumed_optimizer, cfg)
+    resumed.load_state_dict(state)
+    resumed_optimizer.load_state_dict(optimizer.state_dict())
+    for _ in range(30):
+        optimizer.step()
+        resumed_optimizer.step()
+        scheduler.step()
+        resumed.step()
+    assert [g["lr"] for g in optimizer.param_groups] == [
+        g["lr"] for g in resumed_optimizer.param_groups
+    ]
+
+
+@pytest.mark.parametrize("kind", ["CosineAnnealingLR", "CosineAnnealingWarmRestarts"])
+def test_eta_min_and_eta_min_ratio_together_are_a_value_error(kind: str) -> None:
+    optimizer = _optimizer()
+    lrs = [group["lr"] for group in optimizer.param_groups]
+    length = {"T_max": 10} if kind == "CosineAnnealingLR" else {"T_0": 10}
+    with pytest.raises(ValueError, match=r"both eta_min=0\.001 and eta_min_ratio=0\.1; give one"):
+        build_scheduler(optimizer, {"type": kind, **length, "eta_min": 1e-3, "eta_min_ratio": 0.1})
+    # Nothing changed: no initial_lr was set, no lr moved.
+    assert [group["lr"] for group in optimizer.param_groups] == lrs
+    assert all("initial_lr" not in group for group in optimizer.param_groups)
+
+
+@pytest.mark.parametrize("ratio", [-0.1, 1.5, "0.1", True])
+def test_a_ratio_outside_0_1_is_a_value_error(ratio: object) -> None:
+    with pytest.raises(ValueError, match=r"eta_min_ratio must be a number in \[0, 1\]"):
+        build_scheduler(
+            _optimizer(), {"type": "CosineAnnealingLR", "T_max": 10, "eta_min_ratio": ratio}
+        )

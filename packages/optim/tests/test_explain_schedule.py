@@ -1,0 +1,121 @@
+"""``explain(model, scheduler=..., at=...)``: the lr each parameter has after some steps."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from regtree_optim import DefaultOptimizerConstructor, build_optimizer, build_scheduler
+
+OPTIMIZER_CFG: dict[str, Any] = {"type": "SGD", "lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4}
+PARAMWISE_CFG: dict[str, Any] = {
+    "bias_lr_mult": 2.0,
+    "norm_decay_mult": 0.0,
+    "custom_keys": {"0.": {"lr_mult": 0.1}},
+}
+SCHEDULE: list[dict[str, Any]] = [
+    {"type": "LinearLR", "start_factor": 0.01, "end": 50},
+    {"type": "CosineAnnealingLR", "eta_min_ratio": 0.01, "end": 600},
+]
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Conv2d(4, 2, 1))
+
+
+def _constructor(**paramwise: Any) -> DefaultOptimizerConstructor:
+    return DefaultOptimizerConstructor(OPTIMIZER_CFG, {**PARAMWISE_CFG, **paramwise})
+
+
+def _real_lrs_after(model: nn.Module, steps: int, **paramwise: Any) -> dict[str, Any]:
+    optimizer = build_optimizer(
+        model, {**OPTIMIZER_CFG, "paramwise_cfg": {**PARAMWISE_CFG, **paramwise}}
+    )
+    scheduler = build_scheduler(optimizer, SCHEDULE)
+    for _ in range(steps):
+        optimizer.step()  # no gradients: nothing moves
+        scheduler.step()
+    return {name: g["lr"] for g in optimizer.param_groups for name in g["param_names"]}
+
+
+@pytest.mark.parametrize("merge_groups", [True, False])
+def test_lr_columns_equal_the_real_optimizer_s_lr_after_that_many_steps(
+    merge_groups: bool,
+) -> None:
+    model = _model()
+    at = [0, 1, 49, 50, 300, 599, 600]
+    rows = _constructor(merge_groups=merge_groups).explain(model, scheduler=SCHEDULE, at=at)
+    for step in at:
+        expected = _real_lrs_after(_model(), step, merge_groups=merge_groups)
+        assert {row.name: row.lr_at[step] for row in rows} == expected, step
+    assert all(list(row.lr_at) == at for row in rows)
+
+
+def test_negative_steps_count_back_from_the_schedule_s_end() -> None:
+    rows = _constructor().explain(_model(), scheduler=SCHEDULE, at=[-1, -600, 599, 0])
+    for row in rows:
+        assert row.lr_at[-1] == row.lr_at[599]
+        assert row.lr_at[-600] == row.lr_at[0]
+    assert list(rows[0].lr_at) == [-1, -600, 599, 0]  # as given
+
+
+def test_explain_trains_nothing() -> None:
+    model = _model()
+    before = {name: param.detach().clone() for name, param in model.named_parameters()}
+    buffers = {name: buffer.clone() for name, buffer in model.named_buffers()}
+    _constructor().explain(model, scheduler=SCHEDULE, at=[0, 300, -1])
+    for name, param in model.named_parameters():
+        assert torch.equal(param, before[name]), name
+        assert param.grad is None, name
+    for name, buffer in model.named_buffers():
+        assert torch.equal(buffer, buffers[name]), name
+
+
+def test_the_table_prints_one_column_per_step() -> None:
+    rows = _constructor().explain(_model(), scheduler=SCHEDULE, at=[0, 300, -1])
+    header, _, *lines = str(rows).splitlines()
+    assert header.split() == [
+        "group", "name", "shape", "lr", "lr@0", "lr@300", "lr@-1", "weight_decay", "rule",
+    ]  # fmt: skip
+    first = re.split(r"\s{2,}", lines[0])  # columns are two spaces apart at least
+    assert first[1] == "0.weight"
+    assert float(first[4]) == rows[0].lr_at[0]
+    assert float(first[6]) == rows[0].lr_at[-1]
+
+
+def test_without_a_schedule_rows_have_no_lr_columns() -> None:
+    rows = _constructor().explain(_model())
+    assert all(row.lr_at == {} for row in rows)
+    assert "lr@" not in str(rows)
+
+
+def test_a_negative_step_without_an_end_is_a_value_error() -> None:
+    open_ended = [SCHEDULE[0], {"type": "ExponentialLR", "gamma": 0.99}]
+    with pytest.raises(ValueError, match=r"step -1 counts back from the end .* has no end"):
+        _constructor().explain(_model(), scheduler=open_ended, at=[0, -1])
+    single = {"type": "CosineAnnealingLR", "T_max": 100}
+    with pytest.raises(ValueError, match=r"step -1 counts back"):
+        _constructor().explain(_model(), scheduler=single, at=[-1])
+
+
+def test_a_step_before_the_start_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match=r"step -601 is before the schedule's start"):
+        _constructor().explain(_model(), scheduler=SCHEDULE, at=[-601])
+
+
+def test_at_and_scheduler_go_together() -> None:
+    with pytest.raises(ValueError, match=r"scheduler= and at= together"):
+        _constructor().explain(_model(), at=[0])
+    with pytest.raises(ValueError, match=r"scheduler= and at= together"):
+        _constructor().explain(_model(), scheduler=SCHEDULE)
+
+
+@pytest.mark.parametrize("at", [[0.5], ["3"], "0,1", [True]])
+def test_steps_must_be_ints(at: Any) -> None:
+    with pytest.raises(TypeError, match=r"step numbers \(ints\)"):
+        _constructor().explain(_model(), scheduler=SCHEDULE, at=at)

@@ -1,0 +1,247 @@
+"""SCHEDULERS and build_scheduler: every torch scheduler by name, nested configs, phases."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+from torch.optim import lr_scheduler
+
+from regtree_optim import SCHEDULERS, build_optimizer, build_scheduler
+
+STEPS = 1000
+
+
+def _optimizer() -> torch.optim.Optimizer:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+    cfg = {
+        "type": "SGD",
+        "lr": 0.1,
+        "momentum": 0.9,
+        "paramwise_cfg": {"bias_lr_mult": 2.0, "custom_keys": {"0.": {"lr_mult": 0.1}}},
+    }
+    optimizer = build_optimizer(model, cfg)
+    return optimizer
+
+
+def _lrs_over_steps(optimizer: torch.optim.Optimizer, scheduler: Any, steps: int) -> list[Any]:
+    history = [[group["lr"] for group in optimizer.param_groups]]
+    for _ in range(steps):
+        optimizer.step()  # no gradients: nothing moves, but torch sees the order it expects
+        scheduler.step()
+        history.append([group["lr"] for group in optimizer.param_groups])
+    return history
+
+
+def _torch_concrete_schedulers() -> dict[str, type]:
+    # Found the way a reader of torch's module would: every public class that schedules.
+    found = {}
+    for name, candidate in vars(lr_scheduler).items():
+        if (
+            inspect.isclass(candidate)
+            and not name.startswith("_")
+            and issubclass(candidate, lr_scheduler.LRScheduler | lr_scheduler.ReduceLROnPlateau)
+            and candidate is not lr_scheduler.LRScheduler
+        ):
+            found[name] = candidate
+    return found
+
+
+def test_schedulers_holds_every_concrete_torch_scheduler_by_class_name() -> None:
+    expected = _torch_concrete_schedulers()
+    assert {"CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR"} <= set(expected)
+    assert set(SCHEDULERS) == set(expected)
+    for name, cls in expected.items():
+        registered = SCHEDULERS.get(name)
+        assert isinstance(registered, type), name
+        assert issubclass(registered, cls), name
+    assert SCHEDULERS.name == "scheduler"
+    assert SCHEDULERS.scope == "regtree_optim"
+    assert SCHEDULERS.parent is None
+
+
+def test_the_base_class_and_its_alias_are_not_registered() -> None:
+    assert "LRScheduler" not in SCHEDULERS
+    assert "_LRScheduler" not in SCHEDULERS
+
+
+def test_a_mapping_is_built_with_the_optimizer_as_default_argument() -> None:
+    optimizer = _optimizer()
+    cfg = {"type": "StepLR", "step_size": 3, "gamma": 0.5}
+    scheduler = build_scheduler(optimizer, cfg)
+    assert type(scheduler) is lr_scheduler.StepLR
+    assert scheduler.optimizer is optimizer
+    assert cfg == {"type": "StepLR", "step_size": 3, "gamma": 0.5}
+
+
+def test_an_unknown_scheduler_names_the_registry_and_the_closest_name() -> None:
+    with pytest.raises(KeyError, match=r"scheduler.*CosineAnnealingLR"):
+        build_scheduler(_optimizer(), {"type": "CosineAnealingLR", "T_max": 3})
+
+
+def _same_schedule(
+    built: Callable[[torch.optim.Optimizer], Any],
+    by_hand: Callable[[torch.optim.Optimizer], Any],
+    steps: int = STEPS,
+) -> None:
+    mine, theirs = _optimizer(), _optimizer()
+    assert _lrs_over_steps(mine, built(mine), steps) == _lrs_over_steps(
+        theirs, by_hand(theirs), steps
+    )
+
+
+def test_phases_equal_the_sequential_schedule_built_by_hand_at_every_step() -> None:
+    phases = [
+        {"type": "LinearLR", "start_factor": 0.01, "end": 100},
+        {"type": "CosineAnnealingLR", "eta_min": 1e-5, "end": STEPS},
+    ]
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        warmup = lr_scheduler.LinearLR(optimizer, start_factor=0.01, total_iters=100)
+        cosine = lr_scheduler.CosineAnnealingLR(optimizer, T_max=900, eta_min=1e-5)
+        return lr_scheduler.SequentialLR(optimizer, [warmup, cosine], milestones=[100])
+
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand)
+
+
+def test_three_phases_with_begins_given_and_lengths_defaulted() -> None:
+    phases = [
+        {"type": "ConstantLR", "factor": 0.5},
+        {"type": "LinearLR", "start_factor": 0.2, "begin": 10},
+        {"type": "PolynomialLR", "power": 2.0, "begin": 50, "end": 200},
+    ]
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        first = lr_scheduler.ConstantLR(optimizer, factor=0.5, total_iters=10)
+        second = lr_scheduler.LinearLR(optimizer, start_factor=0.2, total_iters=40)
+        third = lr_scheduler.PolynomialLR(optimizer, power=2.0, total_iters=150)
+        return lr_scheduler.SequentialLR(optimizer, [first, second, third], milestones=[10, 50])
+
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand, steps=250)
+
+
+def test_one_phase_is_that_scheduler_with_its_length_from_end() -> None:
+    scheduler = build_scheduler(_optimizer(), [{"type": "CosineAnnealingLR", "end": 40}])
+    assert isinstance(scheduler, lr_scheduler.CosineAnnealingLR)
+    assert scheduler.T_max == 40
+
+
+def test_an_explicit_length_wins_over_the_phase_length() -> None:
+    scheduler = build_scheduler(
+        _optimizer(),
+        [
+            {"type": "LinearLR", "total_iters": 5, "end": 20},
+            {"type": "ExponentialLR", "gamma": 0.9},
+        ],
+    )
+    assert scheduler._schedulers[0].total_iters == 5
+    assert scheduler._milestones == [20]
+
+
+def test_begin_and_end_are_never_passed_and_the_config_is_untouched() -> None:
+    phases = [
+        {"type": "StepLR", "step_size": 2, "end": 10},
+        {"type": "ExponentialLR", "gamma": 0.9},
+    ]
+    before = [dict(phase) for phase in phases]
+    scheduler = build_scheduler(_optimizer(), phases)
+    assert phases == before
+    assert isinstance(scheduler, lr_scheduler.SequentialLR)
+
+
+def test_phases_that_are_not_contiguous_are_a_value_error_naming_both() -> None:
+    phases = [
+        {"type": "LinearLR", "start_factor": 0.1, "end": 100},
+        {"type": "CosineAnnealingLR", "begin": 120, "end": 1000},
+    ]
+    with pytest.raises(
+        ValueError,
+        match=r"phase 0 \(LinearLR\) ends at step 100 but phase 1 \(CosineAnnealingLR\) begins "
+        r"at step 120",
+    ):
+        build_scheduler(_optimizer(), phases)
+
+
+def test_a_handover_that_neither_phase_gives_is_a_value_error() -> None:
+    phases = [{"type": "ConstantLR"}, {"type": "ExponentialLR", "gamma": 0.9}]
+    with pytest.raises(ValueError, match=r"phase 0 \(ConstantLR\) has no end and phase 1"):
+        build_scheduler(_optimizer(), phases)
+
+
+def test_a_phase_that_ends_before_it_begins_is_a_value_error() -> None:
+    phases = [{"type": "ConstantLR", "end": 10}, {"type": "LinearLR", "end": 10}]
+    with pytest.raises(ValueError, match=r"phase 1 \(LinearLR\) ends at step 10, not after"):
+        build_scheduler(_optimizer(), phases)
+
+
+def test_a_schedule_that_does_not_begin_at_zero_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match=r"begins at step 5, but a schedule starts at step 0"):
+        build_scheduler(_optimizer(), [{"type": "LinearLR", "begin": 5, "end": 10}])
+
+
+@pytest.mark.parametrize(
+    ("cfg", "error", "match"),
+    [
+        ("CosineAnnealingLR", TypeError, "must be a mapping"),
+        ([], ValueError, "at least one phase"),
+        ([{"type": "LinearLR"}, 3], TypeError, r"phase 1 of the schedule must be a mapping"),
+        ([{"type": "LinearLR", "end": "10"}], TypeError, r"end must be a step number"),
+        ([{"type": "LinearLR", "end": -3}], ValueError, r"end must be >= 0"),
+    ],
+)
+def test_bad_configs_are_refused_with_what_would_work(
+    cfg: Any, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        build_scheduler(_optimizer(), cfg)
+
+
+def test_sequential_lr_builds_its_scheduler_configs_first() -> None:
+    cfg = {
+        "type": "SequentialLR",
+        "schedulers": [
+            {"type": "ConstantLR", "factor": 0.1, "total_iters": 20},
+            {"type": "ExponentialLR", "gamma": 0.9},
+        ],
+        "milestones": [20],
+    }
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        first = lr_scheduler.ConstantLR(optimizer, factor=0.1, total_iters=20)
+        second = lr_scheduler.ExponentialLR(optimizer, gamma=0.9)
+        return lr_scheduler.SequentialLR(optimizer, [first, second], milestones=[20])
+
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, cfg), by_hand, steps=60)
+
+
+def test_chained_scheduler_builds_its_scheduler_configs_first() -> None:
+    cfg = {
+        "type": "ChainedScheduler",
+        "schedulers": [
+            {"type": "ConstantLR", "factor": 0.1, "total_iters": 20},
+            {"type": "ExponentialLR", "gamma": 0.9},
+        ],
+    }
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        first = lr_scheduler.ConstantLR(optimizer, factor=0.1, total_iters=20)
+        second = lr_scheduler.ExponentialLR(optimizer, gamma=0.9)
+        return lr_scheduler.ChainedScheduler([first, second], optimizer=optimizer)
+
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, cfg), by_hand, steps=60)
+
+
+def test_reduce_lr_on_plateau_is_built_from_a_config() -> None:
+    optimizer = _optimizer()
+    scheduler = build_scheduler(optimizer, {"type": "ReduceLROnPlateau", "patience": 0})
+    assert isinstance(scheduler, lr_scheduler.ReduceLROnPlateau)
+    before = [group["lr"] for group in optimizer.param_groups]
+    optimizer.step()
+    scheduler.step(1.0)
+    scheduler.step(2.0)
+    assert [group["lr"] for group in optimizer.param_groups] == [lr * 0.1 for lr in before]
