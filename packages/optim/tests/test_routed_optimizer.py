@@ -49,7 +49,7 @@ def _model() -> TinyTransformer:
     return TinyTransformer()
 
 
-def _cfg(custom_keys: dict[str, Any]) -> dict[str, Any]:
+def _cfg(rules: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "type": "RoutedOptimizer",
         "optimizers": {
@@ -57,15 +57,15 @@ def _cfg(custom_keys: dict[str, Any]) -> dict[str, Any]:
             "adamw": {"type": "AdamW", "lr": ADAMW_LR, "weight_decay": ADAMW_WD},
         },
         "default": "adamw",
-        "paramwise_cfg": {"norm_decay_mult": 0, "bias_decay_mult": 0, "custom_keys": custom_keys},
+        "paramwise_cfg": {"norm_decay_mult": 0, "bias_decay_mult": 0, "rules": rules},
     }
 
 
 # The blocks' 2-D weights to Muon; embeddings, head, norms and biases stay with AdamW.
-ROUTE_BLOCK_WEIGHTS = {
-    "attn.weight": {"optimizer": "muon", "lr_mult": 2},
-    "mlp.weight": {"optimizer": "muon"},
-}
+ROUTE_BLOCK_WEIGHTS = [
+    {"match": "blocks.*.weight", "ndim": 2, "optimizer": "muon"},
+    {"match": "*.attn.weight", "lr_mult": 2},
+]
 
 
 def _train(model: nn.Module, optimizer: torch.optim.Optimizer, steps: int) -> None:
@@ -132,9 +132,10 @@ def test_explain_rows_match_the_built_groups() -> None:
         group = optimizer.param_groups[row.group]
         assert row.name in group["param_names"]
         assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
-    assert {row.name: row.rule for row in rows}["blocks.0.mlp.weight"] == (
-        "custom_keys['mlp.weight']"
-    )
+    rules = {row.name: row.rule for row in rows}
+    assert rules["blocks.0.mlp.weight"] == "rules[0]"
+    assert rules["blocks.0.attn.weight"] == "rules[0], rules[1]"
+    assert rules["head.weight"] == "default"
 
 
 def test_state_dict_round_trip() -> None:
@@ -170,7 +171,7 @@ def test_load_state_dict_of_another_layout_is_refused_before_anything_changes() 
     model = _model()
     optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
     _train(model, optimizer, steps=1)
-    other = build_optimizer(_model(), _cfg({"mlp.weight": {"optimizer": "muon"}}))
+    other = build_optimizer(_model(), _cfg([{"match": "*.mlp.weight", "optimizer": "muon"}]))
     before = copy.deepcopy(optimizer.state_dict())
     with pytest.raises(ValueError, match=r"use load_state_dict_by_name"):
         optimizer.load_state_dict(other.state_dict())
@@ -211,12 +212,13 @@ def test_step_equals_the_sub_optimizers_stepped_by_hand() -> None:
 
 
 def test_a_one_dimensional_parameter_routed_to_muon_is_rejected_naming_it() -> None:
+    rules = [{"match": "head.*", "lr_mult": 2}, {"match": "blocks.*", "optimizer": "muon"}]
     with pytest.raises(
         ValueError,
         match=r"Parameter 'blocks\.0\.norm\.weight' \(shape \(8,\), 1-D\) is routed to optimizer "
-        r"'muon' \(Muon\) by custom_keys\['blocks'\], but Muon takes 2-D parameters only",
+        r"'muon' \(Muon\) by rules\[1\], but Muon takes 2-D parameters only",
     ):
-        build_optimizer(_model(), _cfg({"blocks": {"optimizer": "muon"}}))
+        build_optimizer(_model(), _cfg(rules))
 
 
 def test_direct_construction_routes_groups_by_their_optimizer_key() -> None:
@@ -252,8 +254,8 @@ def test_bad_routes_and_configs_name_the_problem() -> None:
                 "params": [nn.Parameter(torch.ones(2))],
             }
         )
-    with pytest.raises(ValueError, match=r"routed by custom_keys\['head'\] to optimizer 'mu0n'"):
-        build_optimizer(_model(), _cfg({"head": {"optimizer": "mu0n"}}))
+    with pytest.raises(ValueError, match=r"to optimizer 'mu0n', which is not one of"):
+        build_optimizer(_model(), _cfg([{"match": "head.*", "optimizer": "mu0n"}]))
     with pytest.raises(TypeError, match=r"needs optimizers, a non-empty mapping"):
         build_optimizer(_model(), {"type": "RoutedOptimizer", "optimizers": {}, "default": "x"})
     with pytest.raises(ValueError, match=r"'lr' belongs in each sub-optimizer's config"):

@@ -106,7 +106,11 @@ class DefaultOptimizerConstructor:
         cls = type(self)
         info = describe_optimizer(optimizer_cfg)
 
-        def resolve(cfg: Mapping[str, Any], optimizer: OptimizerInfo) -> ParamwiseRules:
+        def resolve(
+            cfg: Mapping[str, Any],
+            optimizer: OptimizerInfo,
+            routes: Sequence[str] | None = None,
+        ) -> ParamwiseRules:
             return resolve_rules(
                 cfg,
                 paramwise_cfg or {},
@@ -117,6 +121,7 @@ class DefaultOptimizerConstructor:
                 strict=cls is DefaultOptimizerConstructor,
                 optimizer=optimizer,
                 warned=self._warned_keys,
+                routes=routes,
             )
 
         # A RoutedOptimizer's rules are resolved once per sub-optimizer, with its bases.
@@ -178,16 +183,16 @@ class DefaultOptimizerConstructor:
             self._add_params_of(walk, module, prefix, is_dcn_module)
             return
         # Called from outside a walk (as mmcv-era code may): a walk from this module down.
-        walk = self._start_walk(params)
+        walk = self._start_walk(params, module)
         token = _ACTIVE_WALK.set(walk)
         try:
             self._add_params_of(walk, module, prefix, is_dcn_module)
         finally:
             _ACTIVE_WALK.reset(token)
-        walk.planner.finish(module, prefix)
+        _freeze(walk.planner.finish(module, prefix))
 
-    def _start_walk(self, params: list[dict[str, Any]]) -> _LegacyWalk:
-        planner = GroupPlanner(self._current_rules().rules, merge=False, groups=params)
+    def _start_walk(self, params: list[dict[str, Any]], root: nn.Module) -> _LegacyWalk:
+        planner = GroupPlanner(self._current_rules().rules, merge=False, groups=params, root=root)
         return _LegacyWalk(constructor=self, params=params, planner=planner)
 
     def _add_params_of(
@@ -208,13 +213,13 @@ class DefaultOptimizerConstructor:
 
     def _legacy_plan(self, model: nn.Module, rules: ParamwiseRules, explain: bool) -> GroupPlan:
         groups: list[dict[str, Any]] = []
-        walk = self._start_walk(groups)
+        walk = self._start_walk(groups, model)
         token = _ACTIVE_WALK.set(walk)
         try:
             self.add_params(groups, model)
         finally:
             _ACTIVE_WALK.reset(token)
-        walk.planner.finish(model, "")
+        to_freeze = walk.planner.finish(model, "").to_freeze
         first_names: dict[int, str] | None = None  # only for groups an override left unnamed
         placements: list[Placement] | None = [] if explain else None
         rule = callable_name(type(self).add_params)
@@ -233,7 +238,7 @@ class DefaultOptimizerConstructor:
                     Placement(name, param, rule, index)
                     for name, param in zip(group["param_names"], group["params"], strict=True)
                 )
-        return GroupPlan(groups=groups, placements=placements)
+        return GroupPlan(groups=groups, placements=placements, to_freeze=to_freeze)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -267,8 +272,12 @@ class DefaultOptimizerConstructor:
                 "(after its layers are created)"
             )
         if per_parameter:
-            return self._build_one_group_per_parameter(plan)
-        return self._build(plan.groups)
+            optimizer = self._build_one_group_per_parameter(plan)
+        else:
+            optimizer = self._build(plan.groups)
+        # Once the optimizer is built, so that an error above leaves the model as it was.
+        _freeze(plan)
+        return optimizer
 
     def _build(self, groups: list[dict[str, Any]]) -> Optimizer:
         optimizer_cfg = dict(self.optimizer_cfg)
@@ -348,10 +357,18 @@ class DefaultOptimizerConstructor:
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,
                     group=placement.group,
+                    lr_mult=placement.lr_mult,
+                    decay_mult=placement.decay_mult,
                     lr_at=lr_at.get(placement.name, {}),
                 )
             )
         return Explanation(rows)
+
+
+def _freeze(plan: GroupPlan) -> None:
+    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction.
+    for param in plan.to_freeze:
+        param.requires_grad_(False)
 
 
 def _check_configs(optimizer_cfg: object, paramwise_cfg: object) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import ModuleKind, inner_module, module_kind
 from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
@@ -45,12 +46,16 @@ class Placement:
         param: The parameter itself.
         rule: What decided its settings.
         group: Index of its group.
+        lr_mult: The product of the lr multipliers applied (layer decay included).
+        decay_mult: The product of the weight-decay multipliers applied.
     """
 
     name: str
     param: torch.Tensor
     rule: str
     group: int
+    lr_mult: Any = 1.0
+    decay_mult: Any = 1.0
 
 
 @dataclass(slots=True)
@@ -60,10 +65,13 @@ class GroupPlan:
     Attributes:
         groups: Dicts with ``params``, ``param_names`` and the group's settings.
         placements: One entry per parameter in model order, or None when not explaining.
+        to_freeze: Parameters that ``freeze`` or ``freeze_below`` froze (SPEC 3.3); the
+            constructor sets their ``requires_grad=False`` when it builds the optimizer.
     """
 
     groups: list[dict[str, Any]] = field(default_factory=list)
     placements: list[Placement] | None = None
+    to_freeze: list[torch.Tensor] = field(default_factory=list)
 
 
 def single_group(model: nn.Module, explain: bool) -> GroupPlan:
@@ -155,6 +163,8 @@ class ParamDecider:
         # Keys of custom_keys that decided at least one parameter.
         self.decided_keys: set[str] = set()
         self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
+        self._compose = rules.composition is not None and rules.composition.compose
+        self._composed: dict[tuple[Decision, Decision], Decision] = {}
 
     def module_decisions(
         self, module: nn.Module, kind: ModuleKind, prefix: str, in_dcn: bool
@@ -192,12 +202,20 @@ class ParamDecider:
         """
         if not param.requires_grad:
             return self.frozen
+        is_flat = (param.ndim if ndim is None else ndim) == 1
+        builtin = module_decisions[(name == "bias") * 2 + is_flat]
         for custom_rule in self.rules.custom:
             if custom_rule.key in match_name:
                 self.decided_keys.add(custom_rule.key)
-                return custom_rule.decision
-        is_flat = (param.ndim if ndim is None else ndim) == 1
-        return module_decisions[(name == "bias") * 2 + is_flat]
+                if not self._compose:
+                    return custom_rule.decision
+                # SPEC 3.3 compose: base * custom * rule.
+                pair = (custom_rule.decision, builtin)
+                composed = self._composed.get(pair)
+                if composed is None:
+                    composed = self._composed[pair] = compose_decisions(*pair, self.rules)
+                return composed
+        return builtin
 
 
 class GroupCollector:
@@ -232,9 +250,10 @@ class GroupCollector:
         index = len(self.groups)
         group_params = [param]
         group_names = [name]
-        self.groups.append(
-            {"params": group_params, "param_names": group_names, **decision.settings}
-        )
+        group = {"params": group_params, "param_names": group_names, **decision.settings}
+        if decision.route is not None:  # the group's sub-optimizer in a RoutedOptimizer
+            group["optimizer"] = decision.route
+        self.groups.append(group)
         if self.merge:
             self._members[index] = (group_params, group_names)
             self._by_decision[decision] = index
@@ -251,6 +270,7 @@ class GroupPlanner:
         explain: Also record each parameter's placement and rule.
         groups: The list to append new groups to; groups already in it (or appended by others
             between two :meth:`place_module` calls) hold earlier occurrences.
+        root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
         shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1).
     """
 
@@ -261,11 +281,18 @@ class GroupPlanner:
         merge: bool,
         explain: bool = False,
         groups: list[dict[str, Any]] | None = None,
+        root: nn.Module | None = None,
         shapes: Mapping[int, torch.Size] | None = None,
     ) -> None:
         self.rules = rules
         self.shapes: Mapping[int, torch.Size] = shapes or {}
         self.decider = ParamDecider(rules)
+        composition = rules.composition
+        self.stage = (
+            RuleStage(composition, root, rules)
+            if composition is not None and composition.after_builtin and root is not None
+            else None
+        )
         self.collector = GroupCollector(merge, groups)
         self.placements: list[Placement] | None = [] if explain else None
         # id(param) -> (first name, visit); the parameters stay alive in the model, so ids are
@@ -292,6 +319,8 @@ class GroupPlanner:
         placements = self.placements
         # Looked up at the module's first new parameter: a shared module met again has none.
         decisions: tuple[Decision, ...] | None = None
+        stage = self.stage
+        facts = stage.module_facts(module) if stage is not None else None
         for name, param in own.items():
             if param is None:
                 continue
@@ -307,14 +336,26 @@ class GroupPlanner:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
             shape = self.shapes.get(id(param)) if self.shapes else None
+            ndim = param.ndim if shape is None else len(shape)
             if shape is None and is_flat_parameter(param):
                 decision = self._flat_parameter_decision(module, prefix, full_name, param)
             else:
-                ndim = None if shape is None else len(shape)
                 decision = decider.decide(name, param, f"{prefix}.{name}", decisions, ndim)
+                if stage is not None:
+                    assert facts is not None
+                    decision = stage.refine(decision, facts, name, param, full_name, ndim)
             index = collector.add(full_name, param, decision)
             if placements is not None:
-                placements.append(Placement(full_name, param, decision.rule, index))
+                placements.append(
+                    Placement(
+                        full_name,
+                        param,
+                        decision.rule,
+                        index,
+                        product(decision.lr_factors),
+                        product(decision.decay_factors),
+                    )
+                )
         self._synced = len(groups)
 
     def _flat_parameter_decision(
@@ -323,6 +364,7 @@ class GroupPlanner:
         # FSDP1 without use_orig_params: one tensor holds many parameters, so it can take
         # their settings only where they all agree (SPEC 3.6).
         first: tuple[str, Decision] | None = None
+        stage = self.stage
         for original in flat_originals(flat):
             parent_path = original.module_path.rpartition(".")[0]
             parent = module.get_submodule(parent_path) if original.module_path else None
@@ -331,9 +373,13 @@ class GroupPlanner:
             kind = module_kind(type(original.module))
             decisions = self.decider.module_decisions(original.module, kind, path, in_dcn)
             name = f"{path}.{original.name}" if path else original.name
+            ndim = len(original.shape)
             decision = self.decider.decide(
-                original.name, flat, f"{path}.{original.name}", decisions, len(original.shape)
+                original.name, flat, f"{path}.{original.name}", decisions, ndim
             )
+            if stage is not None:
+                facts = stage.module_facts(original.module)
+                decision = stage.refine(decision, facts, original.name, flat, name, ndim)
             if first is None:
                 first = (name, decision)
             elif decision.key != first[1].key:
@@ -351,7 +397,13 @@ class GroupPlanner:
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
         _warn_unmatched(root, self.rules.custom, self.decider.decided_keys, self._names, prefix)
-        return GroupPlan(groups=self.collector.groups, placements=self.placements)
+        to_freeze: list[torch.Tensor] = []
+        if self.stage is not None:
+            self.stage.finish(root)
+            to_freeze = self.stage.to_freeze
+        return GroupPlan(
+            groups=self.collector.groups, placements=self.placements, to_freeze=to_freeze
+        )
 
     def _sync(self, groups: list[dict[str, Any]]) -> None:
         # Groups someone else appended (an add_params override): their parameters came first.
@@ -383,7 +435,10 @@ class GroupPlanner:
 
 
 def _settings_text(decision: Decision) -> str:
-    return ", ".join(f"{key}={value!r}" for key, value in decision.settings.items()) or "defaults"
+    settings = dict(decision.settings)
+    if decision.route is not None:
+        settings["optimizer"] = decision.route
+    return ", ".join(f"{key}={value!r}" for key, value in settings.items()) or "defaults"
 
 
 def _warn_unmatched(
@@ -438,7 +493,9 @@ def plan_groups(
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain, shapes=original_shapes(root))
+    planner = GroupPlanner(
+        rules, merge=merge, explain=explain, root=root, shapes=original_shapes(root)
+    )
     for module_prefix, module, module_in_dcn in walk_modules(root):
         planner.place_module(module, module_prefix, module_in_dcn)
     return planner.finish(root, "")

@@ -428,14 +428,15 @@ def routed_type(optimizer_cfg: Mapping[str, Any]) -> bool:
 
 def resolve_routed(
     optimizer_cfg: Mapping[str, Any],
-    resolve: Callable[[Mapping[str, Any], OptimizerInfo], ParamwiseRules],
+    resolve: Callable[[Mapping[str, Any], OptimizerInfo, Sequence[str]], ParamwiseRules],
 ) -> RoutedRules:
     """Check a RoutedOptimizer config and resolve the paramwise rules for each sub-optimizer.
 
     Args:
         optimizer_cfg: ``dict(type='RoutedOptimizer', optimizers=..., default=...)``.
-        resolve: ``resolve(sub_cfg, info)``, the constructor's own validation, called once per
-            sub-optimizer with its bases and what it accepts (any sub-optimizer's options).
+        resolve: ``resolve(sub_cfg, info, routes)``, the constructor's own validation, called
+            once per sub-optimizer with its bases, what it accepts (any sub-optimizer's
+            options) and the names a rule may route to.
 
     Raises:
         TypeError: ``optimizers`` is not a non-empty mapping of configs.
@@ -450,8 +451,8 @@ def resolve_routed(
     configs = _check_optimizers(optimizer_cfg.get("optimizers"), optimizer_cfg.get("default"))
     default = str(optimizer_cfg["default"])
     infos = {name: describe_optimizer(cfg) for name, cfg in configs.items()}
-    # A custom key or rule may set any option some sub-optimizer accepts, and the route.
-    accepted: frozenset[str] | None = frozenset({OPTIMIZER_KEY})
+    # A custom key or rule may set any option some sub-optimizer accepts.
+    accepted: frozenset[str] | None = frozenset()
     for info in infos.values():
         accepted = None if accepted is None or info.options is None else accepted | info.options
     types: dict[str, object] = {}
@@ -465,7 +466,8 @@ def resolve_routed(
             for option in ("lr", "weight_decay")
             if option in cfg or option in info.defaults
         }
-        rules[name] = resolve({**cfg, **bases[name]}, dataclasses.replace(info, options=accepted))
+        options = dataclasses.replace(info, options=accepted)
+        rules[name] = resolve({**cfg, **bases[name]}, options, list(configs))
     return RoutedRules(default=default, types=types, bases=bases, rules=rules)
 
 
@@ -501,11 +503,22 @@ def plan_routed(
     for name, each in plans.items():
         assert each.placements is not None  # planned with placements
         placements_by_plan[name] = each.placements
+    composition = routed.rules[routed.default].composition
+    # label -> route of every rule that routes ('rules[2]' -> 'muon').
+    routing_labels = {
+        rule.label: rule.optimizer
+        for rule in (composition.rules if composition is not None else ())
+        if rule.optimizer is not None
+    }
     routes: list[str] = []
     for placement in placements_by_plan[routed.default]:
         settings = plans[routed.default].groups[placement.group]
         route = settings.get(OPTIMIZER_KEY, routed.default)
-        rule = placement.rule if OPTIMIZER_KEY in settings else f"default={routed.default!r}"
+        rule = (
+            _routing_rule(placement.rule, route, routing_labels)
+            if OPTIMIZER_KEY in settings
+            else f"default={routed.default!r}"
+        )
         if route not in routed.rules:
             hint = closest_names(route, routed.rules) if isinstance(route, str) else []
             did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
@@ -543,6 +556,14 @@ def plan_routed(
             groups[index]["param_names"].append(placement.name)
             placements[position] = Placement(placement.name, placement.param, placement.rule, index)
     return GroupPlan(groups=groups, placements=[p for p in placements if p is not None])
+
+
+def _routing_rule(applied: str, route: str, routing_labels: Mapping[str, str]) -> str:
+    # The last rule that set this route decided it (a later rule's optimizer wins).
+    for label in reversed(applied.split(", ")):
+        if routing_labels.get(label) == route:
+            return label
+    return applied
 
 
 OPTIMIZERS.register_module(name="RoutedOptimizer", module=RoutedOptimizer)
