@@ -249,6 +249,8 @@ BENCH_PEERS: list[tuple[str, list[list[str]], dict[str, str]]] = [
         [["setuptools<81"], ["--no-build-isolation", "mmcv==1.7.2"]],
         {"MMCV_WITH_OPS": "0"},
     ),
+    # Its shipped configs (mmdet/.mim/configs) only, for the config-loading benchmark.
+    ("mmdet", [["--no-deps", "mmdet==2.28.2"]], {}),
 ]
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from typing import Any
 
+from .._registry import Registry
 from ._commands import (
     DEFAULT_SECTION,
     PROG,
@@ -31,13 +33,6 @@ from ._support import (
     read_config,
     run_command,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Any
-
-    from .._registry import Registry
 
 __all__ = ["COMMANDS", "build_parser", "load_section", "main"]
 

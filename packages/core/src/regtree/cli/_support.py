@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
+from .._diagnostics import closest
 from ..config import ConfigError, load_config
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-    from typing import Any
 
 __all__ = [
     "UsageError",
@@ -112,9 +110,7 @@ def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     Returns:
         The hint, ready to append to an error message.
     """
-    from difflib import get_close_matches
-
-    close = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    close = closest(word, choices, count=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
