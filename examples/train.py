@@ -19,7 +19,6 @@ import copy
 import difflib
 import sys
 import time
-import tomllib
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -84,7 +83,9 @@ class TrainSettings:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("config", type=Path, help="the TOML config, e.g. configs/demo.toml")
+    parser.add_argument(
+        "config", type=Path, help="the config (TOML, JSON or YAML), e.g. configs/demo.toml"
+    )
     parser.add_argument(
         "--work-dir", type=Path, required=True, help="where the checkpoints are written"
     )
@@ -94,10 +95,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def load_config(path: Path) -> dict[str, Any]:
+    # regtree's loader: TOML, JSON or YAML, with `_base_` inheritance (configs/demo_small.yaml).
     try:
-        with path.open("rb") as file:
-            config = tomllib.load(file)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        config = regtree.load_config(path)
+    except (OSError, regtree.ConfigError) as exc:
         raise SystemExit(f"cannot read config {path}: {exc}") from exc
     missing = [table for table in ("model", "optimizer", "train") if table not in config]
     if missing:
