@@ -30,8 +30,20 @@ CORE_PYTHONS = ["3.11", "3.12", "3.13"]
 TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
 # torch warns at import without NumPy; install it wherever torch is.
 TORCH_EXTRAS = ["numpy"]
+# The documentation site's generator (ruff formats the signatures); mkdocstrings reads the
+# sources, so neither the packages nor torch are needed.
+DOCS_TOOLS = ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.28", "ruff"]
 
-nox.options.sessions = ["lint", "typecheck", "core", "tests", "installed", "isolation", "demo"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "docs",
+    "core",
+    "tests",
+    "installed",
+    "isolation",
+    "demo",
+]
 nox.options.error_on_missing_interpreters = True
 
 
@@ -91,6 +103,26 @@ def typecheck(session: nox.Session) -> None:
     )
     # The main job and the benchmarks are code users read and run: held to the same standard.
     session.run("mypy", "--config-file", str(ROOT / "pyproject.toml"), "examples", "benchmarks")
+
+
+@nox.session(python=TORCH_PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with warnings as errors: broken links and references fail.
+
+    Its examples run as tests in the ``installed`` session (``tests/test_docs_examples.py``).
+    """
+    session.install(*DOCS_TOOLS)
+    session.run(
+        "mkdocs",
+        "build",
+        "--strict",
+        "--config-file",
+        str(ROOT / "mkdocs.yml"),
+        "--site-dir",
+        str(Path(session.create_tmp()).resolve() / "site"),
+        # Material's notice of its end of life (2027) is printed on every build, not a warning.
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 @nox.session(python=CORE_PYTHONS)

@@ -7,6 +7,7 @@ The conventions, which the documentation's own "Writing docs" section repeats fo
   without error, and a ```` ```text ```` block right after it is its expected standard output.
 - A ```` ```console ```` block holds ``$ command`` lines, each followed by its expected output
   (its standard output, then its standard error); ```` ```bash ```` blocks run and must succeed.
+  A python block's shown output is its standard output alone (warnings go to standard error).
 - A block with a ``title="NAME"`` (a config file shown to the reader) is written to ``NAME`` in the
   folder where its document's examples run, so a command can read it.
 - Output is compared as doctest does, with ``...`` standing for any text (doctest's ELLIPSIS).
@@ -175,7 +176,7 @@ def assert_output(block: Block, where: str, expected: str, got: str) -> None:
 
 
 def run(command: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
-    """Run ``command`` in ``folder``; its ``stdout`` is the standard output, then the error one."""
+    """Run ``command`` in ``folder`` in a fresh environment, capturing both streams."""
     result = subprocess.run(
         command,
         cwd=folder,
@@ -185,8 +186,6 @@ def run(command: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
         timeout=TIMEOUT_S,
         check=False,
     )
-    # Appended, not interleaved: a terminal shows the two streams in an order pipes do not keep.
-    result.stdout += result.stderr
     return result
 
 
@@ -202,8 +201,11 @@ def run_python(block: Block, folder: Path) -> None:
     payload.write_text(json.dumps(chunks), encoding="utf-8")
     result = run([sys.executable, "-c", DRIVER, str(payload)], folder)
     if result.returncode != 0:
-        pytest.fail(f"{block.where}: the example failed\n{result.stdout}", pytrace=False)
+        pytest.fail(
+            f"{block.where}: the example failed\n{result.stdout}{result.stderr}", pytrace=False
+        )
     if block.output is not None and ">>>" not in block.body:
+        # Standard output only: warnings go to stderr, and a reader sees them apart.
         assert_output(block, block.where, block.output, result.stdout)
 
 
@@ -220,7 +222,9 @@ def run_console(block: Block, folder: Path) -> None:
         result = run(["bash", "-c", command], folder)
         where = f"{shown_path(block.path)}:{line_number}"
         expected = "\n".join(shown).strip("\n")
-        assert_output(block, f"{where} ($ {command})", expected + "\n", result.stdout)
+        # Appended, not interleaved: a terminal shows the two streams in an order pipes lose.
+        got = result.stdout + result.stderr
+        assert_output(block, f"{where} ($ {command})", expected + "\n", got)
 
 
 @pytest.mark.parametrize("block", runnable_examples(), ids=lambda block: block.where)
@@ -238,7 +242,10 @@ def test_example_runs_and_prints_what_it_shows(block: Block, tmp_path: Path) -> 
     else:
         result = run(["bash", "-e", "-c", block.body], tmp_path)
         if result.returncode != 0:
-            pytest.fail(f"{block.where}: the commands failed\n{result.stdout}", pytrace=False)
+            pytest.fail(
+                f"{block.where}: the commands failed\n{result.stdout}{result.stderr}",
+                pytrace=False,
+            )
 
 
 def test_every_document_is_found_and_fences_are_labelled() -> None:

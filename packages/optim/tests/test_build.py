@@ -161,6 +161,10 @@ def test_mmcv_subclass_calling_add_params_on_parts(model: nn.Module) -> None:
             prefix: str = "",
             is_dcn_module: bool | float | None = None,
         ) -> None:
+            # mmcv's recursion calls this override for every module; only the root is special.
+            if prefix:
+                super().add_params(params, module, prefix, is_dcn_module)
+                return
             super().add_params(params, module.sub, prefix="sub")
             super().add_params(params, module, prefix="")
 
@@ -182,3 +186,50 @@ def test_mmcv_subclass_calling_add_params_on_parts(model: nn.Module) -> None:
     assert lrs["sub.conv1.bias"] == 0.1 * 2
     assert lrs["conv2.bias"] == 0.1 * 2
     assert len(lrs) == len(list(model.parameters()))
+
+
+@pytest.mark.parametrize("precedence", ["mmcv", "mmengine"])
+def test_an_add_params_override_is_called_for_every_module(
+    model: nn.Module, precedence: str
+) -> None:
+    # An mmcv-era subclass: BatchNorm parameters get lr 0, everything else the base rules.
+    class FrozenBatchNormLr(DefaultOptimizerConstructor):
+        def add_params(
+            self,
+            params: list[dict[str, Any]],
+            module: nn.Module,
+            prefix: str = "",
+            is_dcn_module: bool | float | None = None,
+        ) -> None:
+            seen.append(prefix)
+            if isinstance(module, nn.BatchNorm2d):
+                for param in module.parameters(recurse=False):
+                    params.append({"params": [param], "lr": 0.0})
+                return
+            super().add_params(params, module, prefix, is_dcn_module)
+
+    seen: list[str] = []
+    paramwise = {"bias_lr_mult": 2, "decay_precedence": precedence}
+    optimizer = FrozenBatchNormLr({"type": "SGD", "lr": 0.1}, paramwise)(model)
+    assert seen == ["", *[name for name, _ in model.named_modules()][1:]]
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert (lrs["bn.weight"], lrs["bn.bias"]) == (0.0, 0.0)
+    assert (lrs["conv2.bias"], lrs["sub.conv1.bias"], lrs["sub.gn.bias"]) == (0.2, 0.2, 0.1)
+    # A deformable conv's children are told so, as mmcv's recursion tells them.
+    assert lrs["dcn.conv_offset.bias"] == 0.1
+    assert [n for g in optimizer.param_groups for n in g["param_names"]] == [
+        name for name, _ in model.named_parameters()
+    ]
+
+
+def test_add_params_called_directly_walks_the_module_and_its_children(model: nn.Module) -> None:
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2})
+    params: list[dict[str, Any]] = []
+    constructor.add_params(params, model.sub, prefix="sub")
+    assert [(g["param_names"], g["lr"]) for g in params] == [
+        (["sub.param1"], 0.1),
+        (["sub.conv1.weight"], 0.1),
+        (["sub.conv1.bias"], 0.2),
+        (["sub.gn.weight"], 0.1),
+        (["sub.gn.bias"], 0.1),
+    ]

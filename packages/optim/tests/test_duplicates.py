@@ -39,7 +39,8 @@ def test_bypass_duplicate_keeps_first_and_warns_once_per_skipped() -> None:
     model = _tied_model()
     model.third = nn.Linear(3, 3)
     model.third.weight = model.encoder.weight
-    model.shared = model.decoder  # a shared module: both its parameters are duplicates
+    model.wrapper = nn.Module()
+    model.wrapper.shared = model.decoder  # reached through a second parent: both are duplicates
     cfg = {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bypass_duplicate": True}}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -48,8 +49,8 @@ def test_bypass_duplicate_keeps_first_and_warns_once_per_skipped() -> None:
     assert len(messages) == 4
     assert "'decoder.weight' is the same tensor as 'encoder.weight'" in messages[0]
     assert "'third.weight' is the same tensor as 'encoder.weight'" in messages[1]
-    assert "'shared.weight' is the same tensor as 'encoder.weight'" in messages[2]
-    assert "'shared.bias' is the same tensor as 'decoder.bias'" in messages[3]
+    assert "'wrapper.shared.weight' is the same tensor as 'encoder.weight'" in messages[2]
+    assert "'wrapper.shared.bias' is the same tensor as 'decoder.bias'" in messages[3]
     names = [n for g in optimizer.param_groups for n in g["param_names"]]
     assert names == ["encoder.weight", "encoder.bias", "decoder.bias", "third.bias"]
     params = [p for g in optimizer.param_groups for p in g["params"]]
@@ -59,9 +60,9 @@ def test_bypass_duplicate_keeps_first_and_warns_once_per_skipped() -> None:
 def test_bypass_duplicate_with_shared_module_warns_for_each_parameter() -> None:
     model = nn.Module()
     model.a = nn.Linear(2, 2)
-    model.b = model.a
+    model.b = nn.Sequential(model.a)
     cfg = {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bypass_duplicate": True}}
-    with pytest.warns(UserWarning, match=r"'b\.(weight|bias)' is the same tensor") as record:
+    with pytest.warns(UserWarning, match=r"'b\.0\.(weight|bias)' is the same tensor") as record:
         optimizer = build_optimizer(model, cfg)
     assert len(record) == 2
     assert optimizer.param_groups[0]["param_names"] == ["a.weight", "a.bias"]
@@ -73,13 +74,15 @@ def test_many_shared_parameters_are_all_reported() -> None:
     shared = nn.Parameter(torch.ones(1))
     model = nn.Module()
     for index in range(count):
-        model.register_parameter(f"p{index}", shared)
+        holder = nn.Module()
+        holder.register_parameter("w", shared)
+        model.add_module(f"m{index}", holder)
     cfg = {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bypass_duplicate": True}}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         optimizer = build_optimizer(model, cfg)
     assert len(caught) == count - 1
-    assert optimizer.param_groups[0]["param_names"] == ["p0"]
+    assert optimizer.param_groups[0]["param_names"] == ["m0.w"]
 
 
 def test_custom_key_matching_only_a_skipped_duplicate_does_not_warn() -> None:
@@ -128,7 +131,8 @@ def test_merge_groups_false_with_duplicates_and_frozen_parameters() -> None:
     model.frozen.requires_grad_(False)
     model.b = nn.Linear(2, 2)
     model.b.weight = model.a.weight
-    model.again = model.frozen  # a shared frozen module: both parameters are skipped
+    model.box = nn.Module()
+    model.box.again = model.frozen  # a shared frozen module: both parameters are skipped
     cfg = {
         "type": "SGD",
         "lr": 0.1,

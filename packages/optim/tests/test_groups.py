@@ -158,3 +158,31 @@ def test_entries_with_different_list_betas_keep_separate_groups() -> None:
         (["0.weight", "0.bias"], [0.8, 0.9]),
         (["1.weight", "1.bias"], [0.7, 0.9]),
     ]
+
+
+def test_an_option_set_to_the_optimizers_own_value_is_the_same_setting() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2))
+    custom = {
+        "0.": {"momentum": 0.9},  # the config's own momentum
+        "1.": {"dampening": 0, "lr_mult": 1},  # SGD's default dampening, lr * 1
+    }
+    cfg = {"type": "SGD", "lr": 1.0, "momentum": 0.9, "paramwise_cfg": {"custom_keys": custom}}
+    optimizer = build_optimizer(model, cfg)
+    assert len(optimizer.param_groups) == 1
+    assert optimizer.param_groups[0]["param_names"] == [n for n, _ in model.named_parameters()]
+
+
+def test_equal_list_and_tuple_options_share_a_group() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2))
+    # A config file gives lists; Adam's own betas are the tuple (0.9, 0.999).
+    custom = {
+        "0.": {"betas": [0.8, 0.9]},
+        "1.": {"betas": (0.8, 0.9)},
+        "2.": {"betas": [0.9, 0.999]},
+    }
+    cfg = {"type": "Adam", "lr": 1.0, "paramwise_cfg": {"custom_keys": custom}}
+    optimizer = build_optimizer(model, cfg)
+    assert [g["param_names"] for g in optimizer.param_groups] == [
+        ["0.weight", "0.bias", "1.weight", "1.bias"],
+        ["2.weight", "2.bias"],
+    ]

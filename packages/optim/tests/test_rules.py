@@ -24,46 +24,6 @@ def _settings(optimizer: torch.optim.Optimizer) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_flat_decay_mult_alone_removes_decay_from_every_1d_parameter() -> None:
-    model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Linear(4, 2))
-    model.register_parameter("scale", nn.Parameter(torch.ones(1)))
-    cfg = {"type": "SGD", "lr": LR, "weight_decay": WD, "paramwise_cfg": {"flat_decay_mult": 0}}
-    settings = _settings(build_optimizer(model, cfg))
-    for name, param in model.named_parameters():
-        expected = WD * 0 if param.ndim == 1 else WD
-        assert settings[name]["weight_decay"] == expected, name
-        assert settings[name]["lr"] == LR
-
-
-def test_first_given_decay_rule_decides_norm_before_bias_before_flat() -> None:
-    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
-    cfg = {
-        "type": "SGD",
-        "lr": LR,
-        "weight_decay": WD,
-        "paramwise_cfg": {"norm_decay_mult": 0.5, "bias_decay_mult": 0.25, "flat_decay_mult": 0},
-    }
-    settings = _settings(build_optimizer(model, cfg))
-    assert settings["0.weight"]["weight_decay"] == WD
-    assert settings["0.bias"]["weight_decay"] == WD * 0.25
-    assert settings["1.weight"]["weight_decay"] == WD * 0.5
-    assert settings["1.bias"]["weight_decay"] == WD * 0.5
-
-
-def test_norm_bias_without_norm_mult_falls_to_bias_rule() -> None:
-    model = nn.Sequential(nn.GroupNorm(2, 4))
-    cfg = {
-        "type": "SGD",
-        "lr": LR,
-        "weight_decay": WD,
-        "paramwise_cfg": {"bias_decay_mult": 0.25, "bias_lr_mult": 3},
-    }
-    settings = _settings(build_optimizer(model, cfg))
-    # The lr rule skips norm layers; the decay rules take the first multiplier given.
-    assert settings["0.bias"] == {**settings["0.bias"], "lr": LR, "weight_decay": WD * 0.25}
-    assert settings["0.weight"]["weight_decay"] == WD
-
-
 def test_rprop_without_weight_decay_gets_lr_rules_only() -> None:
     model = nn.Sequential(nn.Conv2d(2, 2, 1), nn.BatchNorm2d(2))
     cfg = {"type": "Rprop", "lr": LR, "paramwise_cfg": {"bias_lr_mult": 2}}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
 import torch
 from torch import nn
 
-from regtree_optim import DefaultOptimizerConstructor
+from regtree_optim import OPTIMIZERS, DefaultOptimizerConstructor
 
 SGD = {"type": "SGD", "lr": 0.1, "weight_decay": 0.01}
 
@@ -113,7 +114,9 @@ def test_custom_entry_weight_decay_needs_an_optimizer_that_has_it() -> None:
 
 @pytest.mark.parametrize("value", ["2", True, [2]])
 def test_multiplier_must_be_a_number(value: Any) -> None:
-    with pytest.raises(TypeError, match=r"paramwise_cfg\['bias_lr_mult'\] must be a number"):
+    with pytest.raises(
+        TypeError, match=r"paramwise_cfg\['bias_lr_mult'\] must be a real number, got"
+    ):
         DefaultOptimizerConstructor(SGD, {"bias_lr_mult": value})
 
 
@@ -148,3 +151,71 @@ def test_an_optimizer_taking_kwargs_accepts_any_custom_option() -> None:
     constructor = DefaultOptimizerConstructor(cfg, {"custom_keys": {"0.": {"anything": 3}}})
     optimizer = constructor(nn.Sequential(nn.Linear(2, 2)))
     assert optimizer.param_groups[0]["anything"] == 3
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("lr", "1e-4", r"'1e-4' \(str\)"),
+        ("lr", True, r"True \(bool\)"),
+        ("weight_decay", "5e-2", r"'5e-2' \(str\)"),
+        ("weight_decay", None, r"None \(NoneType\)"),
+        ("lr", torch.ones(2), r"\(Tensor\)"),
+    ],
+)
+def test_lr_and_weight_decay_must_be_real_numbers(key: str, value: Any, shown: str) -> None:
+    cfg = {"type": "SGD", "lr": 0.1, key: value}
+    with pytest.raises(
+        TypeError, match=rf"optimizer_cfg\['{key}'\] must be a real number.*{shown}"
+    ):
+        DefaultOptimizerConstructor(cfg, {"bias_lr_mult": 2})
+
+
+def test_a_str_that_reads_as_a_number_says_how_to_write_it() -> None:
+    with pytest.raises(TypeError, match=r"got '1e-4' \(str\); write it as a number"):
+        DefaultOptimizerConstructor({"type": "SGD", "lr": "1e-4"})
+
+
+def test_zero_dim_tensor_lr_and_weight_decay_are_accepted() -> None:
+    cfg = {"type": "SGD", "lr": torch.tensor(0.1), "weight_decay": torch.tensor(0.01)}
+    optimizer = DefaultOptimizerConstructor(cfg, {"bias_lr_mult": 2})(nn.Linear(2, 2))
+    lrs = [float(g["lr"]) for g in optimizer.param_groups]
+    assert lrs == pytest.approx([0.1, 0.2])
+
+
+@pytest.mark.parametrize("value", ["0.5", True, [1]])
+def test_custom_multipliers_must_be_real_numbers(value: Any) -> None:
+    with pytest.raises(TypeError, match=r"\['head'\]\['lr_mult'\] must be a real number, got"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {"lr_mult": value}}})
+
+
+def test_an_option_is_checked_against_the_optimizers_annotation() -> None:
+    with pytest.raises(TypeError, match=r"optimizer_cfg\['betas'\]: expected tuple\[.*got \[0.9\]"):
+        DefaultOptimizerConstructor({"type": "NAdam", "lr": 0.1, "betas": [0.9]})
+    with pytest.raises(TypeError, match=r"\['nesterov'\]: expected bool, got 'yes'"):
+        DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 0.1}, {"custom_keys": {"0.": {"nesterov": "yes"}}}
+        )
+    with pytest.raises(TypeError, match=r"optimizer_cfg\['momentum'\]: expected float, got '0.9'"):
+        DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1, "momentum": "0.9"})
+
+
+def test_options_as_a_config_file_gives_them_pass() -> None:
+    # Lists for tuples, ints for floats, None for optional flags: what TOML and YAML give.
+    DefaultOptimizerConstructor(
+        {"type": "AdamW", "lr": 1, "betas": [0.9, 0.999], "eps": 1, "foreach": None},
+        {"custom_keys": {"0.": {"betas": [0.8, 0.9], "amsgrad": True}}},
+    )
+    DefaultOptimizerConstructor({"type": "Adafactor", "lr": 0.01, "eps": [None, 0.001]})
+
+
+@pytest.mark.parametrize("name", sorted(set(OPTIMIZERS) - {"ZeroRedundancyOptimizer"}))
+def test_every_torch_optimizer_accepts_its_own_defaults(name: str) -> None:
+    signature = inspect.signature(OPTIMIZERS.get(name))  # type: ignore[arg-type]
+    defaults = {
+        key: p.default
+        for key, p in signature.parameters.items()
+        if key != "params" and p.default is not inspect.Parameter.empty
+    }
+    # Not weight_decay=0 for optimizers that have none, and a real lr for those without one.
+    DefaultOptimizerConstructor({"type": name, **defaults}, {"merge_groups": True})

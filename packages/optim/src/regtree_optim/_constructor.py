@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
@@ -12,8 +15,15 @@ from torch.optim import Optimizer
 from regtree import NotRegisteredError
 
 from ._explain import Explanation, ParamRow
-from ._grouping import GroupPlan, Placement, plan_groups, single_group
-from ._module_kinds import unwrap_model
+from ._grouping import (
+    GroupPlan,
+    GroupPlanner,
+    Placement,
+    module_children,
+    plan_groups,
+    single_group,
+)
+from ._module_kinds import module_kind, unwrap_model
 from ._names import callable_name
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
@@ -70,63 +80,57 @@ class DefaultOptimizerConstructor:
     def __init__(
         self, optimizer_cfg: Mapping[str, Any], paramwise_cfg: Mapping[str, Any] | None = None
     ) -> None:
-        if not isinstance(optimizer_cfg, Mapping):
-            raise TypeError(
-                f"optimizer_cfg must be a mapping (a dict), got {optimizer_cfg!r} "
-                f"({type(optimizer_cfg).__name__})"
-            )
-        if paramwise_cfg is not None and not isinstance(paramwise_cfg, Mapping):
-            raise TypeError(
-                f"paramwise_cfg must be a mapping (a dict) or None, got {paramwise_cfg!r} "
-                f"({type(paramwise_cfg).__name__})"
-            )
         self.optimizer_cfg: Mapping[str, Any] = optimizer_cfg
         self.paramwise_cfg: Mapping[str, Any] = {} if paramwise_cfg is None else paramwise_cfg
-        self.base_lr: Any = optimizer_cfg.get("lr", None)
-        self.base_wd: Any = optimizer_cfg.get("weight_decay", None)
-        self._optimizer_info = describe_optimizer(optimizer_cfg)
-        self._rules = self._resolve()
-        self._resolved_from = (self.optimizer_cfg, self.paramwise_cfg)
+        self.base_lr: Any = None
+        self.base_wd: Any = None
+        self._warned_keys: set[str] = set()
+        self._resolved: _Resolved | None = None
+        self._current_rules()
 
     # -- validation --------------------------------------------------------------------------
 
-    def _resolve(self) -> ParamwiseRules:
+    def _current_rules(self) -> _Resolved:
+        """The rules of the configs as they are now, validated again whenever they changed.
+
+        mmcv-era subclasses edit ``paramwise_cfg`` in place or assign a new one after
+        ``super().__init__()``; either is honoured at the next call.
+        """
+        optimizer_cfg, paramwise_cfg = self.optimizer_cfg, self.paramwise_cfg
+        resolved = self._resolved
+        if resolved is not None and resolved.describes(optimizer_cfg, paramwise_cfg):
+            return resolved
+        _check_configs(optimizer_cfg, paramwise_cfg)
         cls = type(self)
-        return resolve_rules(
-            self.optimizer_cfg,
-            self.paramwise_cfg,
+        info = describe_optimizer(optimizer_cfg)
+        rules = resolve_rules(
+            optimizer_cfg,
+            paramwise_cfg or {},
             declared_keys=frozenset(cls.paramwise_keys),
             owner=callable_name(cls),
             # Only the base class knows every key it reads: a subclass may read keys in code we
             # cannot see (constructors written for mmcv do), so its undeclared keys warn.
             strict=cls is DefaultOptimizerConstructor,
-            accepted_options=self._optimizer_info.options,
-            optimizer_name=self._optimizer_info.name,
+            optimizer=info,
+            warned=self._warned_keys,
         )
-
-    def _current_rules(self) -> ParamwiseRules:
-        # mmcv-era subclasses sometimes assign a new paramwise_cfg after super().__init__().
-        resolved_optimizer_cfg, resolved_paramwise_cfg = self._resolved_from
-        if (
-            resolved_optimizer_cfg is not self.optimizer_cfg
-            or resolved_paramwise_cfg is not self.paramwise_cfg
-        ):
-            self._optimizer_info = describe_optimizer(self.optimizer_cfg)
-            self._rules = self._resolve()
-            self._resolved_from = (self.optimizer_cfg, self.paramwise_cfg)
-        return self._rules
+        self._resolved = _Resolved.of(optimizer_cfg, paramwise_cfg, info, rules)
+        self.base_lr, self.base_wd = rules.base_lr, rules.base_wd
+        return self._resolved
 
     # -- grouping ----------------------------------------------------------------------------
 
     def _uses_legacy_add_params(self) -> bool:
         return type(self).add_params is not DefaultOptimizerConstructor.add_params
 
-    def _plan(self, model: nn.Module, explain: bool, merge_groups: bool | None = None) -> GroupPlan:
+    def _plan(
+        self, model: nn.Module, rules: ParamwiseRules, explain: bool, merge: bool | None = None
+    ) -> GroupPlan:
         if self._uses_legacy_add_params():
-            return self._legacy_plan(model, explain)
+            return self._legacy_plan(model, rules, explain)
         if not self.paramwise_cfg:
             return single_group(model, explain)
-        return plan_groups(model, self._current_rules(), explain=explain, merge_groups=merge_groups)
+        return plan_groups(model, rules, explain=explain, merge_groups=merge)
 
     def add_params(
         self,
@@ -137,9 +141,11 @@ class DefaultOptimizerConstructor:
     ) -> None:
         """Append one group per parameter of ``module`` to ``params`` (mmcv's layout and hook).
 
-        Kept for constructors written for mmcv that override it and call it on parts of a
-        model; :meth:`__call__` does not use it unless a subclass overrides it. Parameters
-        already in ``params`` count as earlier occurrences for ``bypass_duplicate``.
+        As in mmcv, the module's own parameters are added, then each child's through
+        ``self.add_params``, so an override is called for every module of the walk. Kept for
+        constructors written for mmcv; :meth:`__call__` walks the model without it unless a
+        subclass overrides it. Parameters already in ``params`` count as earlier occurrences
+        for ``bypass_duplicate``.
 
         Args:
             params: The list of parameter groups to extend.
@@ -147,20 +153,48 @@ class DefaultOptimizerConstructor:
             prefix: The module's name in the whole model.
             is_dcn_module: Whether ``module`` is a direct child of a deformable conv.
         """
-        taken = [param for group in params for param in _group_params(group)]
-        plan = plan_groups(
-            module,
-            self._current_rules(),
-            prefix=prefix,
-            in_dcn=bool(is_dcn_module),
-            merge_groups=False,
-            taken=taken,
-        )
-        params.extend(plan.groups)
+        walk = _ACTIVE_WALK.get()
+        if walk is not None and walk.constructor is self and walk.params is params:
+            self._add_params_of(walk, module, prefix, is_dcn_module)
+            return
+        # Called from outside a walk (as mmcv-era code may): a walk from this module down.
+        walk = self._start_walk(params, module)
+        token = _ACTIVE_WALK.set(walk)
+        try:
+            self._add_params_of(walk, module, prefix, is_dcn_module)
+        finally:
+            _ACTIVE_WALK.reset(token)
+        _freeze(walk.planner.finish(module, prefix))
 
-    def _legacy_plan(self, model: nn.Module, explain: bool) -> GroupPlan:
+    def _start_walk(self, params: list[dict[str, Any]], root: nn.Module) -> _LegacyWalk:
+        planner = GroupPlanner(self._current_rules().rules, merge=False, groups=params, root=root)
+        return _LegacyWalk(constructor=self, params=params, planner=planner)
+
+    def _add_params_of(
+        self, walk: _LegacyWalk, module: nn.Module, prefix: str, is_dcn_module: object
+    ) -> None:
+        walk.planner.place_module(module, prefix, bool(is_dcn_module))
+        children = module_children(module, walk.path)
+        if not children:
+            return
+        is_dcn = module_kind(type(module)).is_dcn
+        walk.path.add(id(module))
+        try:
+            for child_name, child in children:
+                child_prefix = f"{prefix}.{child_name}" if prefix else child_name
+                self.add_params(walk.params, child, prefix=child_prefix, is_dcn_module=is_dcn)
+        finally:
+            walk.path.discard(id(module))
+
+    def _legacy_plan(self, model: nn.Module, rules: ParamwiseRules, explain: bool) -> GroupPlan:
         groups: list[dict[str, Any]] = []
-        self.add_params(groups, model)
+        walk = self._start_walk(groups, model)
+        token = _ACTIVE_WALK.set(walk)
+        try:
+            self.add_params(groups, model)
+        finally:
+            _ACTIVE_WALK.reset(token)
+        to_freeze = walk.planner.finish(model, "").to_freeze
         first_names: dict[int, str] | None = None  # only for groups an override left unnamed
         placements: list[Placement] | None = [] if explain else None
         rule = callable_name(type(self).add_params)
@@ -179,7 +213,7 @@ class DefaultOptimizerConstructor:
                     Placement(name, param, rule, index)
                     for name, param in zip(group["param_names"], group["params"], strict=True)
                 )
-        return GroupPlan(groups=groups, placements=placements)
+        return GroupPlan(groups=groups, placements=placements, to_freeze=to_freeze)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -192,24 +226,29 @@ class DefaultOptimizerConstructor:
                 ``bypass_duplicate``.
         """
         model = unwrap_model(_check_model(model))
+        resolved = self._current_rules()
         per_parameter = (
             bool(self.paramwise_cfg)
             and not self._uses_legacy_add_params()
-            and not self._current_rules().merge_groups
+            and not resolved.rules.merge_groups
         )
         # One group per parameter is planned merged, with placements, and split afterwards.
         plan = self._plan(
-            model, explain=per_parameter, merge_groups=True if per_parameter else None
+            model, resolved.rules, explain=per_parameter, merge=True if per_parameter else None
         )
         if not any(group["params"] for group in plan.groups):
             raise ValueError(
-                f"{type(model).__name__} has no parameters, so {self._optimizer_info.name} would "
+                f"{type(model).__name__} has no parameters, so {resolved.info.name} would "
                 "have nothing to optimize; build the optimizer for a model with parameters "
                 "(after its layers are created)"
             )
         if per_parameter:
-            return self._build_one_group_per_parameter(plan)
-        return self._build(plan.groups)
+            optimizer = self._build_one_group_per_parameter(plan)
+        else:
+            optimizer = self._build(plan.groups)
+        # Once the optimizer is built, so that an error above leaves the model as it was.
+        _freeze(plan)
+        return optimizer
 
     def _build(self, groups: list[dict[str, Any]]) -> Optimizer:
         optimizer_cfg = dict(self.optimizer_cfg)
@@ -272,9 +311,10 @@ class DefaultOptimizerConstructor:
             resolve_steps(scheduler, at)  # a bad step fails before anything is built
             lr_at = lr_at_by_name(self(model), scheduler, at)
         model = unwrap_model(_check_model(model))
-        plan = self._plan(model, explain=True)
+        resolved = self._current_rules()
+        plan = self._plan(model, resolved.rules, explain=True)
         assert plan.placements is not None  # explain=True always records placements
-        info: OptimizerInfo = self._optimizer_info
+        info: OptimizerInfo = resolved.info
         cfg = self.optimizer_cfg
         rows = []
         for placement in plan.placements:
@@ -287,10 +327,87 @@ class DefaultOptimizerConstructor:
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,
                     group=placement.group,
+                    lr_mult=placement.lr_mult,
+                    decay_mult=placement.decay_mult,
                     lr_at=lr_at.get(placement.name, {}),
                 )
             )
         return Explanation(rows)
+
+
+def _freeze(plan: GroupPlan) -> None:
+    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction.
+    for param in plan.to_freeze:
+        param.requires_grad_(False)
+
+
+def _check_configs(optimizer_cfg: object, paramwise_cfg: object) -> None:
+    if not isinstance(optimizer_cfg, Mapping):
+        raise TypeError(
+            f"optimizer_cfg must be a mapping (a dict), got {optimizer_cfg!r} "
+            f"({type(optimizer_cfg).__name__})"
+        )
+    if paramwise_cfg is not None and not isinstance(paramwise_cfg, Mapping):
+        raise TypeError(
+            f"paramwise_cfg must be a mapping (a dict) or None, got {paramwise_cfg!r} "
+            f"({type(paramwise_cfg).__name__})"
+        )
+
+
+def _snapshot(*cfgs: object) -> tuple[Any, ...] | None:
+    try:
+        return tuple(copy.deepcopy(cfg) for cfg in cfgs)
+    except Exception:  # an object that cannot be copied: resolve again at every call
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    """The configs' rules, with what they were resolved from to see when they change."""
+
+    optimizer_cfg: object
+    paramwise_cfg: object
+    snapshot: tuple[Any, ...] | None
+    info: OptimizerInfo
+    rules: ParamwiseRules
+
+    @classmethod
+    def of(
+        cls,
+        optimizer_cfg: object,
+        paramwise_cfg: object,
+        info: OptimizerInfo,
+        rules: ParamwiseRules,
+    ) -> _Resolved:
+        snapshot = _snapshot(optimizer_cfg, paramwise_cfg)
+        return cls(optimizer_cfg, paramwise_cfg, snapshot, info, rules)
+
+    def describes(self, optimizer_cfg: object, paramwise_cfg: object) -> bool:
+        """Whether the configs are the same objects, with the same contents, as resolved."""
+        if optimizer_cfg is not self.optimizer_cfg or paramwise_cfg is not self.paramwise_cfg:
+            return False
+        if self.snapshot is None:
+            return False
+        try:
+            return bool(self.snapshot == (optimizer_cfg, paramwise_cfg))
+        except Exception:  # a value whose == does not give a bool (a tensor of several values)
+            return False
+
+
+@dataclass(slots=True)
+class _LegacyWalk:
+    """One walk through ``add_params``: its groups and the modules on the path from the root."""
+
+    constructor: DefaultOptimizerConstructor
+    params: list[dict[str, Any]]
+    planner: GroupPlanner
+    path: set[int] = field(default_factory=set)
+
+
+# The add_params walk running in this thread or task, shared by its recursive calls.
+_ACTIVE_WALK: ContextVar[_LegacyWalk | None] = ContextVar(
+    "regtree_optim_add_params_walk", default=None
+)
 
 
 def _splits_safely(optimizer_type: object) -> bool:

@@ -8,7 +8,6 @@ Three steps, each its own piece: :func:`walk_modules` yields the modules in mode
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,9 +16,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import ModuleKind, module_kind
 from ._names import closest_names
-from ._paramwise import CustomRule, Decision, ParamwiseRules
+from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 
 __all__ = [
     "GroupCollector",
@@ -27,13 +27,13 @@ __all__ = [
     "GroupPlanner",
     "ParamDecider",
     "Placement",
+    "module_children",
     "plan_groups",
     "single_group",
     "walk_modules",
 ]
 
 _FROZEN_RULE = "frozen (optimizer defaults)"
-_DEFAULT_RULE = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +45,16 @@ class Placement:
         param: The parameter itself.
         rule: What decided its settings.
         group: Index of its group.
+        lr_mult: The product of the lr multipliers applied (layer decay included).
+        decay_mult: The product of the weight-decay multipliers applied.
     """
 
     name: str
     param: torch.Tensor
     rule: str
     group: int
+    lr_mult: Any = 1.0
+    decay_mult: Any = 1.0
 
 
 @dataclass(slots=True)
@@ -60,10 +64,13 @@ class GroupPlan:
     Attributes:
         groups: Dicts with ``params``, ``param_names`` and the group's settings.
         placements: One entry per parameter in model order, or None when not explaining.
+        to_freeze: Parameters that ``freeze`` or ``freeze_below`` froze (SPEC 3.3); the
+            constructor sets their ``requires_grad=False`` when it builds the optimizer.
     """
 
     groups: list[dict[str, Any]] = field(default_factory=list)
     placements: list[Placement] | None = None
+    to_freeze: list[torch.Tensor] = field(default_factory=list)
 
 
 def single_group(model: nn.Module, explain: bool) -> GroupPlan:
@@ -80,28 +87,56 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     return plan
 
 
+def module_children(module: nn.Module, path: set[int]) -> list[tuple[str, nn.Module]]:
+    """``module.named_children()``, less any module on ``path`` (ids: a cycle in the graph).
+
+    As ``named_children()`` does, a module held twice by ``module`` comes once, under its first
+    name.
+    """
+    # _modules is what named_children() reads; reading it directly keeps the walk cheap.
+    children = module._modules
+    found: list[tuple[str, nn.Module]] = []
+    if not children:
+        return found
+    listed: set[int] = set()
+    for name, child in children.items():
+        if child is None or id(child) in listed or id(child) in path:
+            continue
+        listed.add(id(child))
+        found.append((name, child))
+    return found
+
+
 def walk_modules(
     root: nn.Module, prefix: str = "", in_dcn: bool = False
 ) -> Iterator[tuple[str, nn.Module, bool]]:
     """Yield ``(prefix, module, in_dcn)`` for ``root`` and its descendants, in pre-order.
 
-    ``in_dcn`` says whether the module is a direct child of a deformable conv. A module reached
-    twice is yielded twice: that is how shared parameters are found.
+    Children are those of ``named_children()``, as mmcv walks them: a module held twice by one
+    parent is walked once there; a module reached through two parents is walked at each (that
+    is how shared parameters are found); a module already on the path from ``root`` (a cycle)
+    is not entered again. ``in_dcn`` says whether the module is a direct child of a deformable
+    conv.
     """
-    # Children are pushed in reverse so that they pop in order.
-    stack: list[tuple[str, nn.Module, bool]] = [(prefix, root, in_dcn)]
+    path: set[int] = set()
+    # An int on the stack is the id of a module whose children are all walked: it leaves the
+    # path. Children are pushed in reverse so that they pop in order.
+    stack: list[tuple[str, nn.Module, bool] | int] = [(prefix, root, in_dcn)]
     while stack:
         item = stack.pop()
+        if isinstance(item, int):
+            path.discard(item)
+            continue
         yield item
         module_prefix, module, _ = item
-        # _modules is what named_children() reads; reading it directly keeps the walk cheap.
-        children = module._modules
-        if children:
-            is_dcn = module_kind(type(module)).is_dcn
-            for child_name, child in reversed(children.items()):
-                if child is not None:
-                    child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
-                    stack.append((child_prefix, child, is_dcn))
+        if not module._modules:
+            continue
+        path.add(id(module))
+        stack.append(id(module))
+        is_dcn = module_kind(type(module)).is_dcn
+        for child_name, child in reversed(module_children(module, path)):
+            child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
+            stack.append((child_prefix, child, is_dcn))
 
 
 class ParamDecider:
@@ -113,10 +148,12 @@ class ParamDecider:
 
     def __init__(self, rules: ParamwiseRules) -> None:
         self.rules = rules
-        self.frozen = Decision.of(rules.base_settings(), _FROZEN_RULE)
+        self.frozen = rules.decision(rules.base_settings(), _FROZEN_RULE)
         # Keys of custom_keys that decided at least one parameter.
         self.decided_keys: set[str] = set()
         self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
+        self._compose = rules.composition is not None and rules.composition.compose
+        self._composed: dict[tuple[Decision, Decision], Decision] = {}
 
     def module_decisions(
         self, module: nn.Module, kind: ModuleKind, prefix: str, in_dcn: bool
@@ -125,11 +162,11 @@ class ParamDecider:
         groups = getattr(module, "groups", 0)
         is_dw = kind.is_conv and groups == getattr(module, "in_channels", 0) > 1
         offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
-        facts = (kind.is_norm, is_dw, in_dcn, offset)
-        decisions = self._by_facts.get(facts)
+        module_facts = (kind.is_norm, is_dw, in_dcn, offset)
+        decisions = self._by_facts.get(module_facts)
         if decisions is None:
-            decisions = self._by_facts[facts] = tuple(
-                self._evaluate(*facts, is_bias=is_bias, is_flat=is_flat)
+            decisions = self._by_facts[module_facts] = tuple(
+                self.rules.builtin_decision(ParamFacts(*module_facts, is_bias, is_flat))
                 for is_bias in (False, True)
                 for is_flat in (False, True)
             )
@@ -152,80 +189,58 @@ class ParamDecider:
         """
         if not param.requires_grad:
             return self.frozen
+        builtin = module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
         for custom_rule in self.rules.custom:
             if custom_rule.key in match_name:
                 self.decided_keys.add(custom_rule.key)
-                return custom_rule.decision
-        return module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
-
-    def _evaluate(
-        self,
-        is_norm: bool,
-        is_dw: bool,
-        in_dcn: bool,
-        offset: bool,
-        *,
-        is_bias: bool,
-        is_flat: bool,
-    ) -> Decision:
-        rules = self.rules
-        settings = rules.base_settings()
-        applied: list[str] = []
-        if rules.base_lr is not None:
-            if rules.bias_lr_mult is not None and is_bias and not (is_norm or in_dcn):
-                settings["lr"] = rules.base_lr * rules.bias_lr_mult
-                applied.append("bias_lr_mult")
-            # Overrides bias_lr_mult, as in mmcv.
-            if rules.dcn_offset_lr_mult is not None and offset:
-                settings["lr"] = rules.base_lr * rules.dcn_offset_lr_mult
-                applied = ["dcn_offset_lr_mult"]
-        if rules.base_wd is not None:
-            # The first rule whose multiplier is given decides.
-            for applies, mult_name, mult in (
-                (is_norm, "norm_decay_mult", rules.norm_decay_mult),
-                (is_dw, "dwconv_decay_mult", rules.dwconv_decay_mult),
-                (is_bias and not in_dcn, "bias_decay_mult", rules.bias_decay_mult),
-                (is_flat and not in_dcn, "flat_decay_mult", rules.flat_decay_mult),
-            ):
-                if applies and mult is not None:
-                    settings["weight_decay"] = rules.base_wd * mult
-                    applied.append(mult_name)
-                    break
-        return Decision.of(settings, ", ".join(applied) or _DEFAULT_RULE)
+                if not self._compose:
+                    return custom_rule.decision
+                # SPEC 3.3 compose: base * custom * rule.
+                pair = (custom_rule.decision, builtin)
+                composed = self._composed.get(pair)
+                if composed is None:
+                    composed = self._composed[pair] = compose_decisions(*pair, self.rules)
+                return composed
+        return builtin
 
 
 class GroupCollector:
-    """Parameter groups in order of first appearance; equal decisions share one when merging."""
+    """Parameter groups in order of first appearance; equal decisions share one when merging.
 
-    def __init__(self, merge: bool) -> None:
+    Args:
+        merge: Whether parameters of equal decisions share a group.
+        groups: The list to append new groups to (mmcv's ``params`` of ``add_params``).
+    """
+
+    def __init__(self, merge: bool, groups: list[dict[str, Any]] | None = None) -> None:
         self.merge = merge
-        self.groups: list[dict[str, Any]] = []
-        self._params: list[list[torch.Tensor]] = []
-        self._names: list[list[str]] = []
+        self.groups: list[dict[str, Any]] = [] if groups is None else groups
         # Merge lookups go by decision object first (identity hash), then by the settings' key.
         self._by_decision: dict[Decision, int] = {}
         self._by_key: dict[Hashable, int] = {}
+        self._members: dict[int, tuple[list[torch.Tensor], list[str]]] = {}
 
     def add(self, name: str, param: torch.Tensor, decision: Decision) -> int:
         """File ``param`` under ``name``; return the index of its group."""
-        index = None
         if self.merge:
             index = self._by_decision.get(decision)
             if index is None:
                 index = self._by_key.get(decision.key)
                 if index is not None:
                     self._by_decision[decision] = index
-        if index is not None:
-            self._params[index].append(param)
-            self._names[index].append(name)
-            return index
+            if index is not None:
+                params, names = self._members[index]
+                params.append(param)
+                names.append(name)
+                return index
         index = len(self.groups)
-        params = [param]
-        names = [name]
-        self._params.append(params)
-        self._names.append(names)
-        self.groups.append({"params": params, "param_names": names, **decision.settings})
+        group_params = [param]
+        group_names = [name]
+        self.groups.append(
+            {"params": group_params, "param_names": group_names, **decision.settings}
+        )
         if self.merge:
+            self._members[index] = (group_params, group_names)
             self._by_decision[decision] = index
             self._by_key[decision.key] = index
         return index
@@ -238,7 +253,9 @@ class GroupPlanner:
         rules: The validated paramwise rules.
         merge: Whether equal decisions share a group.
         explain: Also record each parameter's placement and rule.
-        taken: Parameters already placed elsewhere, treated as earlier occurrences.
+        groups: The list to append new groups to; groups already in it (or appended by others
+            between two :meth:`place_module` calls) hold earlier occurrences.
+        root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
     """
 
     def __init__(
@@ -247,17 +264,25 @@ class GroupPlanner:
         *,
         merge: bool,
         explain: bool = False,
-        taken: Iterable[torch.Tensor] = (),
+        groups: list[dict[str, Any]] | None = None,
+        root: nn.Module | None = None,
     ) -> None:
         self.rules = rules
         self.decider = ParamDecider(rules)
-        self.collector = GroupCollector(merge)
+        composition = rules.composition
+        self.stage = (
+            RuleStage(composition, root, rules)
+            if composition is not None and composition.after_builtin and root is not None
+            else None
+        )
+        self.collector = GroupCollector(merge, groups)
         self.placements: list[Placement] | None = [] if explain else None
-        # id(param) -> first name; the parameters stay alive in the model, so ids are stable.
-        self._seen: dict[int, str] = {id(param): "<a parameter placed earlier>" for param in taken}
-        self._taken_ids = set(self._seen)
-        # Names of skipped duplicates: still parameter names, so custom keys matching them count.
-        self._duplicate_names: list[str] = []
+        # id(param) -> (first name, visit); the parameters stay alive in the model, so ids are
+        # stable. A visit is one place_module call: a tensor twice in one module counts once.
+        self._seen: dict[int, tuple[str, int]] = {}
+        self._visits = 0
+        self._synced = 0  # groups up to here have their parameters in _seen
+        self._names: list[str] = []  # every name placed or skipped, for unmatched custom keys
 
     def place_module(self, module: nn.Module, prefix: str, in_dcn: bool) -> None:
         """Place the module's own parameters (not its children's), in order."""
@@ -265,40 +290,74 @@ class GroupPlanner:
         own = module._parameters
         if not own:
             return
+        groups = self.collector.groups
+        if self._synced < len(groups):
+            self._sync(groups)
+        self._visits += 1
+        visit = self._visits
         seen = self._seen
         decider = self.decider
         collector = self.collector
         placements = self.placements
         # Looked up at the module's first new parameter: a shared module met again has none.
         decisions: tuple[Decision, ...] | None = None
+        stage = self.stage
+        facts = stage.module_facts(module) if stage is not None else None
         for name, param in own.items():
             if param is None:
                 continue
             full_name = f"{prefix}.{name}" if prefix else name
             first = seen.get(id(param))
             if first is not None:
-                self._duplicate(full_name, first)
+                if first[1] != visit:  # named_parameters(recurse=False) yields a tensor once
+                    self._duplicate(full_name, first[0])
                 continue
-            seen[id(param)] = full_name
+            seen[id(param)] = (full_name, visit)
+            self._names.append(full_name)
             if decisions is None:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
             decision = decider.decide(name, param, f"{prefix}.{name}", decisions)
+            if stage is not None:
+                assert facts is not None
+                decision = stage.refine(decision, facts, name, param, full_name)
             index = collector.add(full_name, param, decision)
             if placements is not None:
-                placements.append(Placement(full_name, param, decision.rule, index))
+                placements.append(
+                    Placement(
+                        full_name,
+                        param,
+                        decision.rule,
+                        index,
+                        product(decision.lr_factors),
+                        product(decision.decay_factors),
+                    )
+                )
+        self._synced = len(groups)
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
-        names = (name for param_id, name in self._seen.items() if param_id not in self._taken_ids)
-        _warn_unmatched(
-            root,
-            self.rules.custom,
-            self.decider.decided_keys,
-            itertools.chain(names, self._duplicate_names),
-            prefix,
+        _warn_unmatched(root, self.rules.custom, self.decider.decided_keys, self._names, prefix)
+        to_freeze: list[torch.Tensor] = []
+        if self.stage is not None:
+            self.stage.finish(root)
+            to_freeze = self.stage.to_freeze
+        return GroupPlan(
+            groups=self.collector.groups, placements=self.placements, to_freeze=to_freeze
         )
-        return GroupPlan(groups=self.collector.groups, placements=self.placements)
+
+    def _sync(self, groups: list[dict[str, Any]]) -> None:
+        # Groups someone else appended (an add_params override): their parameters came first.
+        for group in groups[self._synced :]:
+            params = group.get("params", ())
+            params = [params] if isinstance(params, torch.Tensor) else list(params)
+            names = group.get("param_names")
+            for position, param in enumerate(params):
+                name = "<a parameter placed earlier>"
+                if isinstance(names, list) and position < len(names):
+                    name = str(names[position])
+                self._seen.setdefault(id(param), (name, 0))
+        self._synced = len(groups)
 
     def _duplicate(self, name: str, first: str) -> None:
         if not self.rules.bypass_duplicate:
@@ -313,7 +372,7 @@ class GroupPlanner:
             UserWarning,
             stacklevel=6,
         )
-        self._duplicate_names.append(name)
+        self._names.append(name)
 
 
 def _warn_unmatched(
@@ -348,33 +407,27 @@ def plan_groups(
     rules: ParamwiseRules,
     *,
     explain: bool = False,
-    prefix: str = "",
-    in_dcn: bool = False,
     merge_groups: bool | None = None,
-    taken: Iterable[torch.Tensor] = (),
 ) -> GroupPlan:
     """Walk ``root`` in model order and group its parameters by the paramwise rules.
 
-    Model order is pre-order: a module's own parameters, then its children's, as
-    ``named_parameters()`` yields them, except that a module or parameter reachable twice is
-    visited twice (that is how shared parameters are found). Runs in time linear in the number
-    of parameters: modules are classified once per type, rules are evaluated once per
+    Model order is :func:`walk_modules`'s: a module's own parameters, then its children's, as
+    ``named_parameters()`` yields them, except that a module reached through two parents is
+    visited at each (that is how shared parameters are found). Runs in time linear in the
+    number of parameters: modules are classified once per type, rules are evaluated once per
     combination of facts, duplicates are found by ``id`` and groups are found by decision.
 
     Args:
         root: The (unwrapped) model.
         rules: The validated paramwise rules.
         explain: Also record each parameter's placement and rule.
-        prefix: Name prefix of ``root`` inside a larger model (mmcv's ``add_params``).
-        in_dcn: Whether ``root`` is a direct child of a deformable conv.
         merge_groups: Overrides ``rules.merge_groups`` when given.
-        taken: Parameters already placed elsewhere, treated as earlier occurrences.
 
     Raises:
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain, taken=taken)
-    for module_prefix, module, module_in_dcn in walk_modules(root, prefix, in_dcn):
+    planner = GroupPlanner(rules, merge=merge, explain=explain, root=root)
+    for module_prefix, module, module_in_dcn in walk_modules(root):
         planner.place_module(module, module_prefix, module_in_dcn)
-    return planner.finish(root, prefix)
+    return planner.finish(root, "")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from regtree import NotRegisteredError
+from regtree.config import type_mismatch
 
 from ._names import callable_name
 from ._registries import resolve_optimizer_type
@@ -26,14 +27,26 @@ class OptimizerInfo:
     """What a constructor needs to know about the optimizer it will build.
 
     Attributes:
-        name: The optimizer's name, for messages.
+        name: The optimizer's name (``module:qualname``), for messages.
         options: Keyword options it accepts besides ``params``; None when it takes any.
-        defaults: Default values of those options, where its signature gives one.
+        defaults: Default values of the options its signature names, where it gives one.
+        annotations: Annotations of the options its signature names, where it gives one.
     """
 
     name: str
     options: frozenset[str] | None
     defaults: dict[str, Any] = field(default_factory=dict)
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+    def expected_type(self, option: str, value: object) -> str | None:
+        """The type ``option`` expects as text when ``value`` does not fit it, else None.
+
+        Checked as SPEC 5.4 checks config values; an option without annotation takes anything.
+        """
+        annotation = self.annotations.get(option, inspect.Parameter.empty)
+        if annotation is inspect.Parameter.empty:
+            return None
+        return type_mismatch(value, annotation)
 
 
 def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:
@@ -55,18 +68,39 @@ def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:
             cls = resolve_optimizer_type(optimizer_cfg.get(wrapped_key), wrapped_key)
         except (NotRegisteredError, TypeError):
             return OptimizerInfo(name=callable_name(cls), options=None)
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError):
+    signature = _signature(cls)
+    if signature is None:
         return OptimizerInfo(name=callable_name(cls), options=None)
     options: set[str] = set()
+    takes_any = False
     defaults: dict[str, Any] = {}
+    annotations: dict[str, Any] = {}
     for parameter in signature.parameters.values():
         if parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            return OptimizerInfo(name=callable_name(cls), options=None)
+            takes_any = True
+            continue
         if parameter.kind is inspect.Parameter.VAR_POSITIONAL or parameter.name == "params":
             continue
         options.add(parameter.name)
         if parameter.default is not inspect.Parameter.empty:
             defaults[parameter.name] = parameter.default
-    return OptimizerInfo(name=callable_name(cls), options=frozenset(options), defaults=defaults)
+        if parameter.annotation is not inspect.Parameter.empty:
+            annotations[parameter.name] = parameter.annotation
+    return OptimizerInfo(
+        name=callable_name(cls),
+        options=None if takes_any else frozenset(options),
+        defaults=defaults,
+        annotations=annotations,
+    )
+
+
+def _signature(cls: Callable[..., Any]) -> inspect.Signature | None:
+    # eval_str: an optimizer defined under `from __future__ import annotations` has str ones.
+    for eval_str in (True, False):
+        try:
+            return inspect.signature(cls, eval_str=eval_str)
+        except (NameError, SyntaxError):  # an annotation that does not evaluate: keep it as str
+            continue
+        except (TypeError, ValueError):
+            return None
+    return None

@@ -1,4 +1,8 @@
-"""Validation of ``optimizer_cfg`` and ``paramwise_cfg``, resolved once into ``ParamwiseRules``."""
+"""``paramwise_cfg``: validated against its optimizer (SPEC 3.1), and its built-in rules (3.2).
+
+:func:`resolve_rules` checks both configs and resolves them into :class:`ParamwiseRules`;
+:meth:`ParamwiseRules.builtin_decision` is SPEC 3.2's multiplier rules for one kind of parameter.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,20 @@ import numbers
 import warnings
 from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
+
+import torch
 
 from ._names import closest_names
+from ._optimizer_types import OptimizerInfo
+from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
 
 __all__ = [
+    "DECAY_PRECEDENCES",
     "DEFAULT_PARAMWISE_KEYS",
     "CustomRule",
+    "Decision",
+    "ParamFacts",
     "ParamwiseRules",
     "resolve_rules",
 ]
@@ -26,23 +37,60 @@ _MULT_KEYS: Final[tuple[str, ...]] = (
     "dcn_offset_lr_mult",
 )
 _BOOL_KEYS: Final[tuple[str, ...]] = ("bypass_duplicate", "merge_groups")
-DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = ("custom_keys", *_MULT_KEYS, *_BOOL_KEYS)
+# Whose weight-decay precedence to reproduce exactly (SPEC 3.2); the first is the default.
+DECAY_PRECEDENCES: Final[tuple[str, ...]] = ("mmcv", "mmengine")
+DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = (
+    "custom_keys",
+    *_MULT_KEYS,
+    *_BOOL_KEYS,
+    "decay_precedence",
+    *COMPOSITION_KEYS,
+)
 _CUSTOM_MULTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult")
+# Optimizer options that are numbers a multiplier may scale: checked as SPEC 3.1 words it.
+_BASE_NUMBERS: Final[tuple[str, ...]] = ("lr", "weight_decay")
 # Keys a custom_keys entry may not set: the parameter lists are the constructor's to fill.
 _CUSTOM_RESERVED: Final[dict[str, str]] = {
     "params": "parameters are chosen by matching the key against parameter names",
     "param_names": "parameter names are filled in by the constructor",
 }
+_DEFAULT_RULE: Final = "default"
 
 
 def _hashable(value: object) -> Hashable:
-    # Group keys need hashable values; an unhashable option (a list of betas) is keyed by identity,
-    # which still merges every parameter that one custom_keys entry decides.
+    # Lists and tuples stand for each other (a config file has only lists) and compare by
+    # content, as do mappings; anything else unhashable is keyed by identity.
+    if isinstance(value, list | tuple):
+        return ("<sequence>", tuple(_hashable(item) for item in value))
+    if isinstance(value, Mapping):
+        return ("<mapping>", tuple(sorted((repr(k), _hashable(v)) for k, v in value.items())))
     try:
         hash(value)
     except TypeError:
         return ("<unhashable>", id(value))
     return value
+
+
+def settings_key(settings: Mapping[str, Any], baseline: Mapping[str, Any]) -> Hashable:
+    """The merge key of a group's settings: what differs from the optimizer's own values.
+
+    An option set to the value the optimizer would use anyway (its config's, else its
+    default) is the same setting as leaving it out.
+    """
+    key = []
+    for name, value in settings.items():
+        hashed = _hashable(value)
+        if name in baseline and _same(_hashable(baseline[name]), hashed):
+            continue
+        key.append((name, hashed))
+    return tuple(sorted(key, key=lambda item: item[0]))
+
+
+def _same(a: object, b: object) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except (TypeError, ValueError, RuntimeError):  # a tensor of several values, say
+        return False
 
 
 # eq=False: decisions hash by identity, which makes them cheap dict keys while grouping.
@@ -53,18 +101,38 @@ class Decision:
     Attributes:
         settings: The group options (``lr``, ``weight_decay``, custom options) the rule sets.
         rule: What decided them, as shown by ``explain``.
-        key: Hashable form of ``settings``; equal keys share a group when merging.
+        key: Hashable form of the effective settings; equal keys share a group when merging.
+        lr_factors: The lr multipliers applied, in order (``lr = base_lr * f0 * f1 * ...``).
+        decay_factors: The weight-decay multipliers applied, in order.
+        route: The sub-optimizer a ``rules`` entry routed the parameter to (SPEC 3.6), or None.
     """
 
     settings: dict[str, Any]
     rule: str
     key: Hashable
+    lr_factors: tuple[Any, ...] = ()
+    decay_factors: tuple[Any, ...] = ()
+    route: str | None = None
 
     @classmethod
-    def of(cls, settings: dict[str, Any], rule: str) -> Decision:
-        """Build a decision, deriving its merge key from ``settings``."""
-        key = tuple(sorted((name, _hashable(value)) for name, value in settings.items()))
-        return cls(settings=settings, rule=rule, key=key)
+    def of(
+        cls,
+        settings: dict[str, Any],
+        rule: str,
+        baseline: Mapping[str, Any] | None = None,
+        *,
+        lr_factors: tuple[Any, ...] = (),
+        decay_factors: tuple[Any, ...] = (),
+        route: str | None = None,
+    ) -> Decision:
+        """Build a decision; its key leaves out options equal to ``baseline``'s.
+
+        Parameters routed to different sub-optimizers never share a group.
+        """
+        key = settings_key(settings, baseline or {})
+        if route is not None:
+            key = (key, ("<route>", route))
+        return cls(settings, rule, key, lr_factors, decay_factors, route)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +146,26 @@ class CustomRule:
 
     key: str
     decision: Decision
+
+
+class ParamFacts(NamedTuple):
+    """What the built-in rules look at in one parameter and its module.
+
+    Attributes:
+        is_norm: Its module is a norm layer.
+        is_dw: Its module is a depthwise conv.
+        in_dcn: Its module is a direct child of a deformable conv.
+        offset: Its module is a Conv2d inside a deformable conv with ``conv_offset`` in its name.
+        is_bias: The parameter is named ``bias``.
+        is_flat: The parameter is 1-D.
+    """
+
+    is_norm: bool
+    is_dw: bool
+    in_dcn: bool
+    offset: bool
+    is_bias: bool
+    is_flat: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +184,11 @@ class ParamwiseRules:
         dcn_offset_lr_mult: Multiplier for the lr of a deformable conv's offset conv.
         bypass_duplicate: Skip shared parameters after their first occurrence.
         merge_groups: Put parameters with equal settings in one group.
+        decay_precedence: ``'mmcv'`` or ``'mmengine'``: whose weight-decay rules to follow.
+        baseline: The optimizer's own option values (its config's, else its defaults): an
+            option a rule sets to one of these is the same setting as none.
+        composition: SPEC 3.3's ``compose``, ``rules``, ``model_hooks`` and ``layer_decay``, or
+            None when the config uses none of them.
     """
 
     base_lr: Any
@@ -109,6 +202,9 @@ class ParamwiseRules:
     dcn_offset_lr_mult: Any
     bypass_duplicate: bool
     merge_groups: bool
+    decay_precedence: str
+    baseline: Mapping[str, Any]
+    composition: Composition | None = None
 
     def base_settings(self) -> dict[str, Any]:
         """Settings of a parameter no rule touches: the optimizer's own lr and weight_decay."""
@@ -119,6 +215,84 @@ class ParamwiseRules:
             settings["weight_decay"] = self.base_wd
         return settings
 
+    def decision(
+        self,
+        settings: dict[str, Any],
+        rule: str,
+        *,
+        lr_factors: tuple[Any, ...] = (),
+        decay_factors: tuple[Any, ...] = (),
+        route: str | None = None,
+    ) -> Decision:
+        """A decision for ``settings``, merged with every other of equal effective settings."""
+        return Decision.of(
+            settings,
+            rule,
+            self.baseline,
+            lr_factors=lr_factors,
+            decay_factors=decay_factors,
+            route=route,
+        )
+
+    def builtin_decision(self, facts: ParamFacts) -> Decision:
+        """SPEC 3.2's multiplier rules (not custom_keys, not frozen) for one kind of parameter."""
+        settings = self.base_settings()
+        applied: list[str] = []
+        lr_factors: tuple[Any, ...] = ()
+        decay_factors: tuple[Any, ...] = ()
+        if self.base_lr is not None:
+            if (
+                self.bias_lr_mult is not None
+                and facts.is_bias
+                and not (facts.is_norm or facts.in_dcn)
+            ):
+                settings["lr"] = self.base_lr * self.bias_lr_mult
+                applied.append("bias_lr_mult")
+                lr_factors = (self.bias_lr_mult,)
+            # Overrides bias_lr_mult, as in mmcv.
+            if self.dcn_offset_lr_mult is not None and facts.offset:
+                settings["lr"] = self.base_lr * self.dcn_offset_lr_mult
+                applied = ["dcn_offset_lr_mult"]
+                lr_factors = (self.dcn_offset_lr_mult,)
+        if self.base_wd is not None:
+            mult_name = self._decay_rule(facts)
+            if mult_name is not None:
+                mult = getattr(self, mult_name)
+                if mult is not None:
+                    settings["weight_decay"] = self.base_wd * mult
+                    applied.append(mult_name)
+                    decay_factors = (mult,)
+        return self.decision(
+            settings,
+            ", ".join(applied) or _DEFAULT_RULE,
+            lr_factors=lr_factors,
+            decay_factors=decay_factors,
+        )
+
+    def _decay_rule(self, facts: ParamFacts) -> str | None:
+        """The name of the multiplier that decides the weight decay, by ``decay_precedence``."""
+        outside_dcn = not facts.in_dcn
+        candidates = (
+            (facts.is_norm, "norm_decay_mult"),
+            (facts.is_dw, "dwconv_decay_mult"),
+            (facts.is_bias and outside_dcn, "bias_decay_mult"),
+            (facts.is_flat and outside_dcn, "flat_decay_mult"),
+        )
+        if self.decay_precedence == "mmcv":
+            # mmcv 1.x: the first rule that applies decides, its multiplier defaulting to 1 (so
+            # a norm layer's bias follows norm_decay_mult even when only bias_decay_mult is set).
+            return next((name for applies, name in candidates if applies), None)
+        # mmengine 0.x: bias before depthwise; the first rule whose multiplier is given decides.
+        norm, dw, bias, flat = candidates
+        return next(
+            (
+                name
+                for applies, name in (norm, bias, dw, flat)
+                if applies and getattr(self, name) is not None
+            ),
+            None,
+        )
+
 
 def _check_mapping(value: object, what: str) -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
@@ -128,9 +302,46 @@ def _check_mapping(value: object, what: str) -> Mapping[Any, Any]:
     return value
 
 
+def _as_number_hint(value: object) -> str:
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return ""
+        # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4).
+        return f"; write it as a number, {value} without quotes (in YAML: 1.0e-4, not 1e-4)"
+    return ""
+
+
 def _check_mult(value: object, what: str) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what} must be a number, got {value!r} ({type(value).__name__})")
+        raise TypeError(
+            f"{what} must be a real number, got {value!r} ({type(value).__name__})"
+            f"{_as_number_hint(value)}"
+        )
+
+
+def _check_base_number(value: object, what: str) -> None:
+    # As torch accepts them: a real number, or a 0-dim tensor (a tensor lr for capturable use).
+    if isinstance(value, torch.Tensor) and value.ndim == 0:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{what} must be a real number or a 0-dim tensor, got {value!r} "
+            f"({type(value).__name__}){_as_number_hint(value)}"
+        )
+
+
+def _check_option(info: OptimizerInfo, option: str, value: object, what: str) -> None:
+    if option in _BASE_NUMBERS:
+        _check_base_number(value, what)
+        return
+    expected = info.expected_type(option, value)
+    if expected is not None:
+        raise TypeError(
+            f"{what}: expected {expected}, got {value!r} ({type(value).__name__}), as the "
+            f"signature of {info.name} annotates {option!r}"
+        )
 
 
 def _check_unknown_keys(
@@ -138,6 +349,7 @@ def _check_unknown_keys(
     declared: Collection[str],
     owner: str,
     strict: bool,
+    warned: set[str],
 ) -> None:
     for key in paramwise_cfg:
         if not isinstance(key, str):
@@ -151,6 +363,9 @@ def _check_unknown_keys(
                 f"Unknown paramwise_cfg key {key!r} for {owner}{hint} "
                 f"Valid keys: {', '.join(sorted(declared))}."
             )
+        if key in warned:
+            continue
+        warned.add(key)
         typo = f"If it is a typo of {close[0]!r}, correct it; " if close else ""
         warnings.warn(
             f"paramwise_cfg key {key!r} is not declared by {owner}; it is passed on for "
@@ -158,7 +373,7 @@ def _check_unknown_keys(
             "this warning: "
             f"paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, {key!r}).",
             UserWarning,
-            stacklevel=5,
+            stacklevel=6,
         )
 
 
@@ -179,12 +394,39 @@ def _check_bases(paramwise_cfg: Mapping[str, Any], base_lr: Any, base_wd: Any) -
             )
 
 
+def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -> dict[str, Any]:
+    """Check one custom_keys entry's keys; return the optimizer options it sets."""
+    options: dict[str, Any] = {}
+    for option, value in entry.items():
+        if option in _CUSTOM_MULTS:
+            if value is not None:
+                _check_mult(value, f"{where}[{option!r}]")
+            continue
+        if not isinstance(option, str):
+            raise TypeError(f"{where} keys must be str, got {option!r}")
+        if option in _CUSTOM_RESERVED:
+            raise ValueError(
+                f"{where} sets {option!r}, which an entry may not set: {_CUSTOM_RESERVED[option]}."
+            )
+        if info.options is not None and option not in info.options:
+            close = closest_names(option, [*_CUSTOM_MULTS, *sorted(info.options)])
+            hint = f"; did you mean {close[0]!r}?" if close else "."
+            raise ValueError(
+                f"{where} has unknown key {option!r}{hint} "
+                f"An entry holds lr_mult, decay_mult and options {info.name} accepts: "
+                f"{', '.join(sorted(info.options))}."
+            )
+        _check_option(info, option, value, f"{where}[{option!r}]")
+        options[option] = value
+    return options
+
+
 def _resolve_custom(
     custom_keys: object,
     base_lr: Any,
     base_wd: Any,
-    accepted_options: Collection[str] | None,
-    optimizer_name: str,
+    info: OptimizerInfo,
+    baseline: Mapping[str, Any],
 ) -> tuple[CustomRule, ...]:
     entries = _check_mapping(custom_keys, "paramwise_cfg['custom_keys']")
     for key in entries:
@@ -194,28 +436,7 @@ def _resolve_custom(
     for key in sorted(sorted(entries), key=len, reverse=True):
         where = f"paramwise_cfg['custom_keys'][{key!r}]"
         entry = _check_mapping(entries[key], where)
-        options: dict[str, Any] = {}
-        for option, value in entry.items():
-            if option in _CUSTOM_MULTS:
-                if value is not None:
-                    _check_mult(value, f"{where}[{option!r}]")
-                continue
-            if not isinstance(option, str):
-                raise TypeError(f"{where} keys must be str, got {option!r}")
-            if option in _CUSTOM_RESERVED:
-                raise ValueError(
-                    f"{where} sets {option!r}, which an entry may not set: "
-                    f"{_CUSTOM_RESERVED[option]}."
-                )
-            if accepted_options is not None and option not in accepted_options:
-                close = closest_names(option, [*_CUSTOM_MULTS, *sorted(accepted_options)])
-                hint = f"; did you mean {close[0]!r}?" if close else "."
-                raise ValueError(
-                    f"{where} has unknown key {option!r}{hint} "
-                    f"An entry holds lr_mult, decay_mult and options {optimizer_name} accepts: "
-                    f"{', '.join(sorted(accepted_options))}."
-                )
-            options[option] = value
+        options = _custom_options(entry, where, info)
         lr_mult = entry.get("lr_mult")
         decay_mult = entry.get("decay_mult")
         if lr_mult is not None and base_lr is None:
@@ -234,8 +455,21 @@ def _resolve_custom(
         if base_wd is not None:
             settings["weight_decay"] = base_wd * (1.0 if decay_mult is None else decay_mult)
         settings.update(options)
-        rules.append(CustomRule(key=key, decision=Decision.of(settings, f"custom_keys[{key!r}]")))
+        decision = Decision.of(
+            settings,
+            f"custom_keys[{key!r}]",
+            baseline,
+            lr_factors=() if lr_mult is None else (lr_mult,),
+            decay_factors=() if decay_mult is None else (decay_mult,),
+        )
+        rules.append(CustomRule(key=key, decision=decision))
     return tuple(rules)
+
+
+def _check_optimizer_cfg(optimizer_cfg: Mapping[str, Any], info: OptimizerInfo) -> None:
+    for option, value in optimizer_cfg.items():
+        if option != "type" and isinstance(option, str):
+            _check_option(info, option, value, f"optimizer_cfg[{option!r}]")
 
 
 def resolve_rules(
@@ -245,8 +479,8 @@ def resolve_rules(
     declared_keys: Collection[str],
     owner: str,
     strict: bool,
-    accepted_options: Collection[str] | None,
-    optimizer_name: str,
+    optimizer: OptimizerInfo,
+    warned: set[str] | None = None,
 ) -> ParamwiseRules:
     """Validate a paramwise_cfg against its optimizer_cfg and resolve it into rules.
 
@@ -256,14 +490,17 @@ def resolve_rules(
         declared_keys: The keys the constructor class accepts (its ``paramwise_keys``).
         owner: The constructor class's name, for messages.
         strict: Reject undeclared keys (True) or warn once per key and pass them on (False).
-        accepted_options: Options the optimizer accepts, or None when any is accepted.
-        optimizer_name: The optimizer's name, for messages.
+        optimizer: What the optimizer accepts: its options, their defaults and annotations.
+        warned: Undeclared keys already warned about; a key warns once per set.
 
     Raises:
-        TypeError: a value that must be a mapping, number or bool is not one.
+        TypeError: a value that must be a mapping, number or bool is not one, or an option does
+            not fit the optimizer's annotation of it.
         ValueError: an unknown key, or a multiplier with nothing to multiply.
     """
-    _check_unknown_keys(paramwise_cfg, declared_keys, owner, strict)
+    warned = set() if warned is None else warned
+    _check_unknown_keys(paramwise_cfg, declared_keys, owner, strict, warned)
+    _check_optimizer_cfg(optimizer_cfg, optimizer)
     base_lr = optimizer_cfg.get("lr")
     base_wd = optimizer_cfg.get("weight_decay")
     for key in _MULT_KEYS:
@@ -274,12 +511,21 @@ def resolve_rules(
             raise TypeError(
                 f"paramwise_cfg[{key!r}] must be True or False, got {paramwise_cfg[key]!r}"
             )
+    precedence = paramwise_cfg.get("decay_precedence", DECAY_PRECEDENCES[0])
+    if precedence not in DECAY_PRECEDENCES:
+        raise ValueError(
+            f"paramwise_cfg['decay_precedence'] must be 'mmcv' or 'mmengine', got "
+            f"{precedence!r}: 'mmcv' (the default) reproduces mmcv 1.x's weight-decay rules, "
+            "'mmengine' mmengine 0.x's."
+        )
     _check_bases(paramwise_cfg, base_lr, base_wd)
+    baseline = {
+        **optimizer.defaults,
+        **{key: value for key, value in optimizer_cfg.items() if key != "type"},
+    }
     # Present means checked: custom_keys=None is a TypeError, as in mmcv.
     custom = (
-        _resolve_custom(
-            paramwise_cfg["custom_keys"], base_lr, base_wd, accepted_options, optimizer_name
-        )
+        _resolve_custom(paramwise_cfg["custom_keys"], base_lr, base_wd, optimizer, baseline)
         if "custom_keys" in paramwise_cfg
         else ()
     )
@@ -295,4 +541,18 @@ def resolve_rules(
         dcn_offset_lr_mult=paramwise_cfg.get("dcn_offset_lr_mult"),
         bypass_duplicate=paramwise_cfg.get("bypass_duplicate", False),
         merge_groups=paramwise_cfg.get("merge_groups", True),
+        decay_precedence=precedence,
+        baseline=baseline,
+        composition=resolve_composition(
+            paramwise_cfg,
+            base_lr=base_lr,
+            base_wd=base_wd,
+            optimizer=optimizer,
+            # RoutedOptimizer's sub-optimizers (SPEC 3.6), what a rule's optimizer= may name.
+            routes=(
+                list(optimizer_cfg["optimizers"])
+                if isinstance(optimizer_cfg.get("optimizers"), Mapping)
+                else None
+            ),
+        ),
     )

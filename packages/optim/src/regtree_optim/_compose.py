@@ -1,0 +1,214 @@
+"""SPEC 3.3's rules applied on top of 3.2's decision: one plain product per parameter.
+
+``lr = base_lr * m0 * m1 * ... * scale``, left to right: ``m0`` is 3.2's multiplier (with
+``compose``, the custom key's and then 3.2's rule's), ``m1...`` the ``rules``' in list order and
+``scale`` the layer decay's; weight decay likewise without the scale, then the model's
+no-weight-decay hooks. Decisions are cached by what they depend on, so the per-parameter cost
+is a few lookups and only the name selectors run per name.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable
+from typing import Any, Final
+
+import torch
+from torch import nn
+
+from ._layer_decay import LayerDepths
+from ._model_hooks import NoDecayHooks
+from ._paramwise import Decision, ParamwiseRules
+from ._rules import Composition, ParamRule, RuleSelector
+
+__all__ = ["RuleStage", "compose_decisions", "product"]
+
+_DEFAULT_RULE: Final[str] = "default"
+_NO_FACTS: Final[tuple[frozenset[str], frozenset[str]]] = (frozenset(), frozenset())
+
+
+def product(factors: tuple[Any, ...]) -> Any:
+    """The multipliers applied, left to right; 1.0 where there are none (explain's columns)."""
+    result: Any = 1.0
+    for factor in factors:
+        result = result * factor
+    return result
+
+
+def _labels(*rules: str) -> list[str]:
+    return [rule for rule in rules if rule != _DEFAULT_RULE]
+
+
+def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...]) -> None:
+    if option in settings:
+        value = settings[option]
+        for factor in factors:
+            value = value * factor
+        settings[option] = value
+
+
+def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules) -> Decision:
+    """``compose=True``: a custom key's settings, with 3.2's rule multiplied on top.
+
+    ``base * custom * rule``: the custom key's lr and weight decay (already ``base * custom``)
+    times the multipliers 3.2's rules give the parameter.
+    """
+    settings = dict(custom.settings)
+    _multiplied(settings, "lr", builtin.lr_factors)
+    _multiplied(settings, "weight_decay", builtin.decay_factors)
+    return rules.decision(
+        settings,
+        ", ".join(_labels(custom.rule, builtin.rule)) or _DEFAULT_RULE,
+        lr_factors=(*custom.lr_factors, *builtin.lr_factors),
+        decay_factors=(*custom.decay_factors, *builtin.decay_factors),
+    )
+
+
+class RuleStage:
+    """The ``rules``, layer decay and model hooks of one call, for one model.
+
+    Args:
+        composition: The validated SPEC 3.3 keys.
+        model: The unwrapped model (its hooks are read here).
+        rules: The validated paramwise rules (for the frozen settings and merge keys).
+
+    Raises:
+        ValueError: the model lacks the layer-depth hook that ``layer_decay`` needs.
+        TypeError: a no-weight-decay hook returns something other than str.
+    """
+
+    def __init__(
+        self,
+        composition: Composition,
+        model: nn.Module,
+        rules: ParamwiseRules,
+    ) -> None:
+        self.composition = composition
+        self.selector = RuleSelector(composition.rules) if composition.rules else None
+        self.depths = (
+            LayerDepths(composition.layer_decay, model)
+            if composition.layer_decay is not None
+            else None
+        )
+        hooks = NoDecayHooks(model) if composition.model_hooks else None
+        self.hooks = hooks if hooks else None
+        self.to_freeze: list[torch.Tensor] = []
+        self._rules = rules
+        self._cache: dict[Hashable, Decision] = {}
+        self._frozen: dict[str, Decision] = {}
+
+    def module_facts(self, module: nn.Module) -> tuple[frozenset[str], frozenset[str]]:
+        """What the ``module`` selectors see in ``module`` (call once per module)."""
+        if self.selector is None:
+            return _NO_FACTS
+        return self.selector.module_facts(module)
+
+    def refine(
+        self,
+        decision: Decision,
+        facts: tuple[frozenset[str], frozenset[str]],
+        name: str,
+        param: torch.Tensor,
+        full_name: str,
+    ) -> Decision:
+        """Apply the rules, the layer decay and the hooks to one parameter's 3.2 decision.
+
+        Args:
+            decision: What SPEC 3.2 decided.
+            facts: Its module's :meth:`module_facts`.
+            name: Its attribute name in its module.
+            param: The parameter.
+            full_name: Its name in the unwrapped model.
+
+        Raises:
+            ValueError: layer decay puts it outside ``0..num_layers - 1``.
+        """
+        selected: tuple[ParamRule, ...] = ()
+        if self.selector is not None:
+            selected = self.selector.select(facts, name, param.ndim, full_name)
+        if not param.requires_grad:
+            # Frozen in the model: no rule, hook or layer decay applies.
+            return decision
+        for rule in selected:
+            if rule.freeze:
+                return self._freeze(param, f"frozen by {rule.label} (freeze: true)")
+        layer_key: tuple[int, int] | None = None
+        scale: Any = None
+        layer_label = ""
+        if self.depths is not None:
+            layer, count, scale, frozen, layer_label = self.depths.scale(full_name)
+            if frozen:
+                below = self.depths.config.freeze_below
+                return self._freeze(
+                    param, f"frozen by {layer_label} (scale {scale} < freeze_below {below})"
+                )
+            layer_key = (layer, count)
+        hook = self.hooks.reason(full_name) if self.hooks is not None else None
+        key = (decision, selected, layer_key, hook)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._combine(decision, selected, scale, layer_label, hook)
+        return found
+
+    def _freeze(self, param: torch.Tensor, why: str) -> Decision:
+        self.to_freeze.append(param)
+        found = self._frozen.get(why)
+        if found is None:
+            found = self._frozen[why] = self._rules.decision(self._rules.base_settings(), why)
+        return found
+
+    def _combine(
+        self,
+        decision: Decision,
+        selected: tuple[ParamRule, ...],
+        scale: Any,
+        layer_label: str,
+        hook: str | None,
+    ) -> Decision:
+        settings = dict(decision.settings)
+        lr_factors = list(decision.lr_factors)
+        decay_factors = list(decision.decay_factors)
+        labels = _labels(decision.rule)
+        route = decision.route
+        for rule in selected:
+            if rule.lr_mult is not None:
+                settings["lr"] = settings["lr"] * rule.lr_mult
+                lr_factors.append(rule.lr_mult)
+            if rule.decay_mult is not None:
+                settings["weight_decay"] = settings["weight_decay"] * rule.decay_mult
+                decay_factors.append(rule.decay_mult)
+            # Options are set, not multiplied: a later rule's value wins.
+            settings.update(rule.options)
+            if rule.optimizer is not None:
+                route = rule.optimizer
+            labels.append(rule.label)
+        if layer_label:
+            settings["lr"] = settings["lr"] * scale
+            lr_factors.append(scale)
+            labels.append(layer_label)
+        if hook is not None:
+            # After every other rule: weight decay 0, even where the config sets none.
+            settings["weight_decay"] = settings.get("weight_decay", 0.0) * 0
+            decay_factors.append(0)
+            labels.append(hook)
+        return self._rules.decision(
+            settings,
+            ", ".join(labels) or _DEFAULT_RULE,
+            lr_factors=tuple(lr_factors),
+            decay_factors=tuple(decay_factors),
+            route=route,
+        )
+
+    def finish(self, root: nn.Module) -> None:
+        """Warn about every rule that selected no parameter."""
+        if self.selector is None:
+            return
+        for rule in self.selector.rules:
+            if rule.index not in self.selector.used:
+                warnings.warn(
+                    f"paramwise_cfg['rules'][{rule.index}] selects no parameter of "
+                    f"{type(root).__name__}; it has no effect. Check its selectors against "
+                    "the names explain() shows.",
+                    UserWarning,
+                    stacklevel=5,
+                )

@@ -1,0 +1,97 @@
+"""SPEC 3.1: the configs are read when the constructor is called, not only when it is created."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from regtree_optim import DefaultOptimizerConstructor
+
+
+def _lrs(optimizer: torch.optim.Optimizer) -> dict[str, float]:
+    return {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+
+
+def _model() -> nn.Module:
+    return nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+
+
+def test_an_edit_in_place_after_construction_is_honoured() -> None:
+    paramwise: dict[str, Any] = {"bias_lr_mult": 2}
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, paramwise)
+    paramwise["bias_lr_mult"] = 5
+    assert constructor.paramwise_cfg["bias_lr_mult"] == 5
+    assert _lrs(constructor(_model()))["0.bias"] == 0.1 * 5
+    assert _lrs(constructor(_model()))["0.bias"] == 0.1 * 5
+
+
+def test_an_edit_of_the_optimizer_cfg_is_honoured_and_updates_base_lr() -> None:
+    optimizer_cfg: dict[str, Any] = {"type": "SGD", "lr": 0.1}
+    constructor = DefaultOptimizerConstructor(optimizer_cfg, {"bias_lr_mult": 2})
+    optimizer_cfg["lr"] = 0.5
+    assert _lrs(constructor(_model()))["0.bias"] == 0.5 * 2
+    assert constructor.base_lr == 0.5
+
+
+def test_reassigned_configs_are_honoured() -> None:
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2})
+    constructor.paramwise_cfg = {"custom_keys": {"1.": {"lr_mult": 0.5}}}
+    assert _lrs(constructor(_model())) == {
+        "0.weight": 0.1,
+        "0.bias": 0.1,
+        "1.weight": 0.1 * 0.5,
+        "1.bias": 0.1 * 0.5,
+    }
+    constructor.optimizer_cfg = {"type": "SGD", "lr": 1.0}
+    assert _lrs(constructor(_model()))["1.bias"] == 1.0 * 0.5
+
+
+def test_an_invalid_edit_is_reported_at_the_call() -> None:
+    paramwise: dict[str, Any] = {"bias_lr_mult": 2}
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, paramwise)
+    paramwise["bias_lr_mul"] = 3
+    with pytest.raises(ValueError, match=r"Unknown paramwise_cfg key 'bias_lr_mul'"):
+        constructor(_model())
+    with pytest.raises(ValueError, match=r"Unknown paramwise_cfg key 'bias_lr_mul'"):
+        constructor.explain(_model())
+    del paramwise["bias_lr_mul"]
+    paramwise["norm_decay_mult"] = 0  # the optimizer config has no weight_decay
+    with pytest.raises(ValueError, match=r"norm_decay_mult=0 but optimizer_cfg has no weight_"):
+        constructor(_model())
+    constructor.paramwise_cfg = ["bias_lr_mult"]  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=r"paramwise_cfg must be a mapping"):
+        constructor(_model())
+
+
+def test_an_mmcv_subclass_updating_paramwise_cfg_in_its_init() -> None:
+    class NormFreeConstructor(DefaultOptimizerConstructor):
+        def __init__(self, optimizer_cfg: Any, paramwise_cfg: Any = None) -> None:
+            super().__init__(optimizer_cfg, paramwise_cfg)
+            self.paramwise_cfg.update({"norm_decay_mult": 0.0})
+
+    cfg = {"type": "SGD", "lr": 0.1, "weight_decay": 0.01}
+    optimizer = NormFreeConstructor(cfg, {"bias_lr_mult": 2})(_model())
+    decay = {n: g["weight_decay"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert decay == {"0.weight": 0.01, "0.bias": 0.01, "1.weight": 0.0, "1.bias": 0.0}
+
+
+def test_an_undeclared_key_warns_once_however_often_the_configs_change() -> None:
+    class ReadsItsOwnKey(DefaultOptimizerConstructor):
+        pass
+
+    paramwise: dict[str, Any] = {"head_lr": 2}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        constructor = ReadsItsOwnKey({"type": "SGD", "lr": 0.1}, paramwise)
+        paramwise["bias_lr_mult"] = 2
+        constructor(_model())
+        constructor(_model())
+    assert [str(w.message).split(";")[0] for w in caught] == [
+        f"paramwise_cfg key 'head_lr' is not declared by {__name__}:"
+        "test_an_undeclared_key_warns_once_however_often_the_configs_change.<locals>."
+        "ReadsItsOwnKey"
+    ]
