@@ -162,8 +162,9 @@ def tests(session: nox.Session) -> None:
 def installed(session: nox.Session) -> None:
     """Build all four wheels with hatch and run the cross-package tests against them."""
     wheels = _build_wheels(session)
+    # PyYAML: the yaml extra, for the YAML demo config (configs/demo_small.yaml).
     session.install(
-        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS
+        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS, "pyyaml"
     )
     # Run from an empty folder so nothing in the checkout can shadow the installed wheels.
     workdir = Path(session.create_tmp()) / "run"
@@ -203,18 +204,23 @@ def isolation(session: nox.Session, dist: str) -> None:
 
 @nox.session(python=TORCH_PYTHON)
 def demo(session: nox.Session) -> None:
-    """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume."""
-    _install_packages(session)
-    workdir = Path(session.create_tmp()) / "demo"
-    workdir.mkdir(exist_ok=True)
-    session.run(
-        "python",
-        str(ROOT / "examples" / "train.py"),
-        str(ROOT / "configs" / "demo.toml"),
-        "--work-dir",
-        str(workdir),
-        *session.posargs,
-    )
+    """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume.
+
+    Twice: on configs/demo.toml, then on configs/demo_small.yaml, which inherits it (YAML needs
+    the yaml extra, PyYAML).
+    """
+    _install_packages(session, "pyyaml")
+    for config in ("demo.toml", "demo_small.yaml"):
+        workdir = Path(session.create_tmp()) / "demo" / config.partition(".")[0]
+        workdir.mkdir(parents=True, exist_ok=True)
+        session.run(
+            "python",
+            str(ROOT / "examples" / "train.py"),
+            str(ROOT / "configs" / config),
+            "--work-dir",
+            str(workdir),
+            *session.posargs,
+        )
 
 
 @nox.session(python=TORCH_PYTHON, default=False)

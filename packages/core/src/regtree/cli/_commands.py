@@ -6,20 +6,18 @@ returns the exit status; ``main`` in ``regtree.cli._main`` picks the one the com
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Sequence
+from typing import Any
 
+from .._diagnostics import closest
+from .._naming import origin, registry_label
+from .._registry import Registry
 from ..config import format_path
 from ._roots import iter_tree
 from ._support import UsageError, did_you_mean, print_exception
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Sequence
-    from typing import Any
-
-    from .._registry import Registry
 
 __all__ = [
     "DEFAULT_SECTION",
@@ -165,14 +163,10 @@ def run_list(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
 
 
 def _defined_in(obj: object) -> str:
-    from .._diagnostics import origin
-
     return origin(obj)
 
 
 def _describe(registry: Registry[Any]) -> str:
-    from .._registry import registry_label
-
     return registry_label(registry)
 
 
@@ -242,9 +236,7 @@ def _find_entry(selected: Registry[Any], key: str) -> tuple[Registry[Any], str, 
     bare = {n.rpartition(".")[2]: n for n in names}
     hint = did_you_mean(key, names) or did_you_mean(key, bare)
     if not hint and "." not in key:
-        from difflib import get_close_matches
-
-        close = get_close_matches(key, list(bare), n=1, cutoff=0.6)
+        close = closest(key, bare, count=1)
         hint = f"; did you mean {bare[close[0]]!r}?" if close else ""
     raise UsageError(f"{key!r} is not registered in {_describe(selected)} or its tree{hint}")
 
