@@ -110,6 +110,7 @@ class RuleStage:
         name: str,
         param: torch.Tensor,
         full_name: str,
+        ndim: int | None = None,
     ) -> Decision:
         """Apply the rules, the layer decay and the hooks to one parameter's 3.2 decision.
 
@@ -119,13 +120,15 @@ class RuleStage:
             name: Its attribute name in its module.
             param: The parameter.
             full_name: Its name in the unwrapped model.
+            ndim: Its original number of dimensions where sharding changed it (FSDP1).
 
         Raises:
             ValueError: layer decay puts it outside ``0..num_layers - 1``.
         """
         selected: tuple[ParamRule, ...] = ()
         if self.selector is not None:
-            selected = self.selector.select(facts, name, param.ndim, full_name)
+            ndim = param.ndim if ndim is None else ndim
+            selected = self.selector.select(facts, name, ndim, full_name)
         if not param.requires_grad:
             # Frozen in the model: no rule, hook or layer decay applies.
             return decision
