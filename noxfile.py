@@ -27,7 +27,8 @@ IMPORT_NAMES: dict[str, str] = {
 # matrix belongs to the core session, which never installs torch.
 TORCH_PYTHON = "3.11"
 CORE_PYTHONS = ["3.11", "3.12", "3.13"]
-TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+# jsonschema: the schema tests check `regtree schema` with a maintained validator.
+TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100", "jsonschema>=4.18"]
 # torch warns at import without NumPy; install it wherever torch is.
 TORCH_EXTRAS = ["numpy"]
 # The documentation site's generator (ruff formats the signatures); mkdocstrings reads the
@@ -162,8 +163,9 @@ def tests(session: nox.Session) -> None:
 def installed(session: nox.Session) -> None:
     """Build all four wheels with hatch and run the cross-package tests against them."""
     wheels = _build_wheels(session)
+    # PyYAML: the yaml extra, for the YAML demo config (configs/demo_small.yaml).
     session.install(
-        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS
+        "-c", CONSTRAINTS, *[str(w) for w in wheels.values()], *TEST_TOOLS, *TORCH_EXTRAS, "pyyaml"
     )
     # Run from an empty folder so nothing in the checkout can shadow the installed wheels.
     workdir = Path(session.create_tmp()) / "run"
@@ -203,18 +205,23 @@ def isolation(session: nox.Session, dist: str) -> None:
 
 @nox.session(python=TORCH_PYTHON)
 def demo(session: nox.Session) -> None:
-    """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume."""
-    _install_packages(session)
-    workdir = Path(session.create_tmp()) / "demo"
-    workdir.mkdir(exist_ok=True)
-    session.run(
-        "python",
-        str(ROOT / "examples" / "train.py"),
-        str(ROOT / "configs" / "demo.toml"),
-        "--work-dir",
-        str(workdir),
-        *session.posargs,
-    )
+    """Run the main job: config, cross-scope detector, optimizer, training, checkpoint, resume.
+
+    Twice: on configs/demo.toml, then on configs/demo_small.yaml, which inherits it (YAML needs
+    the yaml extra, PyYAML).
+    """
+    _install_packages(session, "pyyaml")
+    for config in ("demo.toml", "demo_small.yaml"):
+        workdir = Path(session.create_tmp()) / "demo" / config.partition(".")[0]
+        workdir.mkdir(parents=True, exist_ok=True)
+        session.run(
+            "python",
+            str(ROOT / "examples" / "train.py"),
+            str(ROOT / "configs" / config),
+            "--work-dir",
+            str(workdir),
+            *session.posargs,
+        )
 
 
 @nox.session(python=TORCH_PYTHON, default=False)
@@ -243,6 +250,8 @@ BENCH_PEERS: list[tuple[str, list[list[str]], dict[str, str]]] = [
         [["setuptools<81"], ["--no-build-isolation", "mmcv==1.7.2"]],
         {"MMCV_WITH_OPS": "0"},
     ),
+    # Its shipped configs (mmdet/.mim/configs) only, for the config-loading benchmark.
+    ("mmdet", [["--no-deps", "mmdet==2.28.2"]], {}),
 ]
 
 

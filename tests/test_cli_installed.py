@@ -199,3 +199,74 @@ def test_an_unknown_command_gets_a_did_you_mean(tmp_path: Path) -> None:
     result = run_script("regtree", "valdiate", "x.toml", cwd=tmp_path)
     assert result.returncode == 2
     assert "unknown command 'valdiate'; did you mean 'validate'?" in result.stderr
+
+
+# --- the demo configs: inheritance, origins, value checks, --set (issue 14) ---------------
+
+
+@pytest.fixture
+def small_config(repo_root: Path) -> Path:
+    pytest.importorskip("yaml")
+    return repo_root / "configs" / "demo_small.yaml"
+
+
+@pytest.mark.parametrize("name", ["demo.toml", "demo_small.yaml"])
+def test_validate_finds_no_problem_in_the_demo_configs(
+    tmp_path: Path, repo_root: Path, name: str
+) -> None:
+    if name.endswith(".yaml"):
+        pytest.importorskip("yaml")
+    config = repo_root / "configs" / name
+    result = run_script("regtree", "validate", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no problems" in result.stdout
+
+
+def test_the_small_config_inherits_the_demo_and_changes_a_few_values(
+    tmp_path: Path, small_config: Path
+) -> None:
+    from regtree import load_config
+
+    base = load_config(small_config.parent / "demo.toml")
+    small = load_config(small_config)
+    assert small["optimizer"]["lr"] == 1e-2  # a float under YAML 1.2 (a str under PyYAML alone)
+    assert small["model"]["backbone"]["widths"] == [8, 16, 16]
+    assert small["optimizer"]["paramwise_cfg"] == base["optimizer"]["paramwise_cfg"]
+    assert small["train"]["steps"] < base["train"]["steps"]
+
+
+def test_resolve_shows_where_each_value_of_the_small_config_comes_from(
+    tmp_path: Path, small_config: Path
+) -> None:
+    result = run_script(
+        "regtree", "resolve", str(small_config), "--show-origin", "--format", "json", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    resolved = json.loads(result.stdout)
+    assert resolved["optimizer"]["lr"]["origin"] == f"{small_config}:15"
+    assert resolved["optimizer"]["momentum"]["origin"] == str(small_config.parent / "demo.toml")
+
+
+def test_validate_with_a_wrong_value_names_path_type_and_value(
+    tmp_path: Path, small_config: Path
+) -> None:
+    result = run_script(
+        "regtree", "validate", str(small_config), "--set", "model.num_classes='3'", cwd=tmp_path
+    )
+    assert result.returncode == 1
+    assert "model.num_classes: expected int, got '3'" in result.stdout
+
+
+def test_explain_takes_set(tmp_path: Path, small_config: Path) -> None:
+    result = run_script(
+        "regtree-optim",
+        "explain",
+        str(small_config),
+        "--json",
+        "--set",
+        "optimizer.lr=0.2",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    lrs = {row["lr"] for row in json.loads(result.stdout)["parameters"]}
+    assert 0.2 in lrs

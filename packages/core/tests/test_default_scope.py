@@ -103,6 +103,78 @@ def test_asyncio_tasks_do_not_see_each_others_scope() -> None:
     assert asyncio.run(main()) == [["a", "a", None], ["b", "b", None]]
 
 
+def test_one_default_scope_object_is_shared_by_eight_threads() -> None:
+    shared = default_scope("shared")
+    together = threading.Barrier(8, timeout=60)  # a broken run fails instead of hanging
+    seen: dict[int, tuple[str | None, ...]] = {}
+
+    def work(index: int) -> None:
+        outer = current_scope()
+        with default_scope(f"own{index}"):
+            together.wait()
+            with shared:  # all eight threads inside the same object at once
+                together.wait()
+                inside = current_scope()
+                with shared:  # and re-entered
+                    again = current_scope()
+                together.wait()
+                after_inner = current_scope()
+            together.wait()  # every thread leaves before any checks what it found
+            after = current_scope()
+        seen[index] = (outer, inside, again, after_inner, after, current_scope())
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == {
+        index: (None, "shared", "shared", "shared", f"own{index}", None) for index in range(8)
+    }
+
+
+def test_one_default_scope_object_is_shared_by_asyncio_tasks() -> None:
+    shared = default_scope("shared")
+
+    async def work(index: int, together: asyncio.Barrier) -> tuple[str | None, ...]:
+        with default_scope(f"own{index}"):
+            await together.wait()
+            with shared:
+                await together.wait()  # every task is inside the same object
+                inside = current_scope()
+            await together.wait()
+            after = current_scope()
+        return inside, after, current_scope()
+
+    async def main() -> list[tuple[str | None, ...]]:
+        together = asyncio.Barrier(8)
+        return await asyncio.gather(*[work(index, together) for index in range(8)])
+
+    assert asyncio.run(main()) == [("shared", f"own{index}", None) for index in range(8)]
+
+
+def test_switch_scope_and_registry_yields_the_registry_of_the_scope(tree: Tree) -> None:
+    with tree.cat.switch_scope_and_registry("hound") as registry:
+        assert registry is tree.hound
+        assert current_scope() == "hound"
+        assert tree.root.build({"type": "BloodHound"}).registry is tree.hound
+    assert current_scope() is None
+
+
+def test_switch_scope_and_registry_yields_itself_for_a_scope_not_in_the_tree(
+    tree: Tree, catalog: Any
+) -> None:
+    with tree.cat.switch_scope_and_registry("nowhere") as registry:
+        assert registry is tree.cat
+        assert current_scope() == "nowhere"
+    with tree.cat.switch_scope_and_registry(None) as registry:
+        assert registry is tree.cat
+        assert current_scope() is None
+    with pytest.raises(ValueError, match=r"the scope to switch to must be a non-empty name"):
+        tree.cat.switch_scope_and_registry("a.b").__enter__()
+    assert current_scope() is None
+
+
 def test_build_resolves_through_the_default_scope_first(tree: Tree) -> None:
     with default_scope("dog"):
         assert tree.root.build({"type": "Shared"}).registry is tree.dog

@@ -189,3 +189,37 @@ def test_a_new_child_is_reached_by_keys_that_missed_before(
     made = wolf.register_module(module=type("Wolf", (), {}))
     assert tree.lion.get("wolf.Wolf") is made
     assert tree.dog.get("wolf.Wolf") is made
+
+
+def test_a_scope_reached_through_the_tree_is_its_first_registry_breadth_first(
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    root: Registry[Any] = Registry("animal", scope="zoo")
+    branch: Registry[Any] = Registry("animal", parent=root, scope="branch")
+    deep: Registry[Any] = Registry("animal", parent=branch, scope="shared")  # adopted first
+    shallow: Registry[Any] = Registry("animal", parent=root, scope="shared")
+    later: Registry[Any] = Registry("animal", parent=root, scope="other")
+    Registry("animal", parent=later, scope="shared")  # as shallow as another, adopted later
+    for registry in (deep, shallow):
+        registry.register_module(name="Where", module=type(f"In{registry.parent}", (), {}))
+    elsewhere: Registry[Any] = Registry("animal", parent=root, scope="elsewhere")
+    assert elsewhere.get("shared.Where") is shallow.get("Where")
+    assert root.get("shared.Where") is shallow.get("Where")
+
+
+def test_a_registry_reaches_its_own_scope_and_children_before_the_tree(
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    root: Registry[Any] = Registry("animal", scope="zoo")
+    # Earlier breadth first than the registries below, with the same scopes.
+    first_pet: Registry[Any] = Registry("animal", parent=root, scope="pet")
+    first_toy: Registry[Any] = Registry("animal", parent=root, scope="toy")
+    house: Registry[Any] = Registry("animal", parent=root, scope="house")
+    pet: Registry[Any] = Registry("animal", parent=house, scope="pet")
+    toy: Registry[Any] = Registry("animal", parent=pet, scope="toy")
+    for registry in (first_pet, first_toy, pet, toy):
+        registry.register_module(name="Which", module=type(f"Which{id(registry)}", (), {}))
+    assert pet.get("pet.Which") is pet.get("Which")  # its own scope
+    assert pet.get("toy.Which") is toy.get("Which")  # its child
+    assert house.get("pet.toy.Which") is toy.get("Which")
+    assert house.get("toy.Which") is first_toy.get("Which")  # not a child of house: the tree

@@ -78,3 +78,14 @@ def test_a_list_builds_a_sequential_in_order() -> None:
     assert (model[0].out_features, model[2].out_features) == (3, 2)
     assert model(torch.zeros(1, 4)).shape == (1, 2)
     assert cfg[1] == {"type": "ReLU"}
+
+
+def test_default_args_reach_every_item_of_a_list() -> None:
+    torch = pytest.importorskip("torch")
+    registry: Registry[Any] = Registry("model", build_func=build_model_from_cfg, scope="seq_args")
+    registry.register_module(name="Linear", module=torch.nn.Linear)
+    model = registry.build(
+        [{"type": "Linear", "in_features": 4}, {"type": "Linear", "in_features": 3}],
+        default_args={"out_features": 5, "bias": False},
+    )
+    assert [(layer.out_features, layer.bias) for layer in model] == [(5, None), (5, None)]

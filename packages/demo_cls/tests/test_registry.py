@@ -11,7 +11,7 @@ def test_models_is_the_demo_cls_child_of_the_root() -> None:
 
 
 def test_importing_the_package_registers_every_model() -> None:
-    assert set(demo_cls.MODELS) == {"NetB", "SeparableConvNet", "TinyClassifier"}
+    assert set(demo_cls.MODELS) == {"NetB", "SeparableConvNet", "TinyClassifier", "TinyViT"}
     assert demo_cls.MODELS.get("SeparableConvNet") is demo_cls.SeparableConvNet
 
 

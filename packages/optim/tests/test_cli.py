@@ -201,6 +201,28 @@ def test_a_bad_file_is_one_line_and_exit_status_2(
     assert expected in err
 
 
+def test_set_overrides_the_config_before_explaining(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "cfg.toml", CONFIG)
+    status, out, _ = explain(
+        capsys,
+        "explain",
+        str(path),
+        "--json",
+        "--set",
+        "optimizer.lr=0.5",
+        "--set",
+        "~model.frozen_head",
+    )
+    assert status == 0
+    rows = {row["name"]: row for row in json.loads(out)["parameters"]}
+    assert rows["head.weight"]["lr"] == 0.5  # trainable again, at the overridden lr
+    status, out, err = explain(capsys, "explain", str(path), "--set", "optimizer.lrr=0.5")
+    assert (status, out) == (2, "")
+    assert "no key 'optimizer.lrr' (did you mean 'optimizer.lr'?)" in err
+
+
 def test_an_unknown_command_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = explain(capsys, "explian", "cfg.toml")
     assert status == 2

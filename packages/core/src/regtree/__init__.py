@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._build import build_from_cfg
 from ._errors import AlreadyRegisteredError, NotRegisteredError, RegistryError, ScopeConflictError
+from ._miss import LookupMiss
 from ._models import MODELS, build_model_from_cfg
 from ._plugins import load_plugins
 from ._registry import Registry
@@ -15,6 +16,7 @@ __all__ = [
     "AlreadyRegisteredError",
     "ConfigError",
     "ConfigProblem",
+    "LookupMiss",
     "NotRegisteredError",
     "Registry",
     "RegistryError",

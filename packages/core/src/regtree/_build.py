@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from _collections_abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ._errors import NotRegisteredError
-from ._registry import Registry, registry_label
-from ._scope import active_scope, check_scope, default_scope
+from ._miss import LookupMiss
+from ._naming import origin, registry_label
+from ._scope import check_scope, current_scope, default_scope
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
+if TYPE_CHECKING:  # the registry module imports this one for its default build function
+    from ._registry import Registry
 
 __all__ = ["add_build_note", "build_from_cfg"]
 
@@ -48,56 +48,13 @@ def build_from_cfg(
         Exception: Whatever the callable raises, the same object, with a note (PEP 678) naming
             this build; for a wrong keyword also the accepted parameters and the closest match.
     """
-    # A dict first: the Mapping ABC check costs more than the whole type test.
-    if type(cfg) is dict:
-        kwargs = cfg.copy()
-    elif isinstance(cfg, Mapping):
-        kwargs = dict(cfg)
-    else:
-        raise TypeError(
-            f"cfg must be a mapping such as dict(type='Name', ...), got {type(cfg).__name__}: "
-            f"{cfg!r}"
-        )
-    if type(registry) is not Registry and not isinstance(registry, Registry):
-        raise TypeError(f"registry must be a regtree.Registry, got {registry!r}")
-    if default_args is not None:
-        if not isinstance(default_args, Mapping):
-            raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
-        for key, value in default_args.items():
-            kwargs.setdefault(key, value)
+    kwargs = _merge_arguments(cfg, registry, default_args)
     if "_scope_" in kwargs:
         scope = check_scope(kwargs.pop("_scope_"), "the '_scope_' of a config")
         with default_scope(scope):
             return build_from_cfg(kwargs, registry)
     obj_type = kwargs.pop("type", _MISSING)
-    if type(obj_type) is str or isinstance(obj_type, str):
-        active = active_scope()
-        if active is None:
-            # The own dict first, inline: a hit there is final (names hold no dots). A subclass
-            # may override get(), so only a plain Registry takes the shortcut.
-            target = None
-            if type(registry) is Registry and not registry._locations_pending:
-                target = registry._module_dict.get(obj_type)
-            if target is None:
-                target = registry.get(obj_type)
-        else:
-            target = _resolve_in_scope(registry, obj_type, active)
-        if target is None:
-            from ._diagnostics import describe_miss
-
-            raise NotRegisteredError(describe_miss(registry, obj_type, active))
-    elif callable(obj_type):
-        target = obj_type
-    elif obj_type is _MISSING:
-        raise KeyError(
-            f'cfg must contain the key "type" (or default_args must), got keys {list(cfg)!r} '
-            f"for {registry_label(registry)}"
-        )
-    else:
-        raise TypeError(
-            f"'type' must be a registered name, a class or a callable, got {obj_type!r} "
-            f"of type {type(obj_type).__name__} (building with {registry_label(registry)})"
-        )
+    target = _resolve_type(obj_type, registry, cfg)
     try:
         return target(**kwargs)
     except Exception as exc:
@@ -105,14 +62,47 @@ def build_from_cfg(
         raise
 
 
-def _resolve_in_scope(registry: Registry[Any], key: str, scope: str) -> Callable[..., Any] | None:
-    """Look ``key`` up through the registry of the default ``scope``, then ``registry``."""
-    scoped = registry._registry_for_scope(scope)
-    if scoped is not None and scoped is not registry:
-        found = scoped.get(key)
-        if found is not None:
-            return found
-    return registry.get(key)
+def _merge_arguments(cfg: object, registry: Registry[Any], default_args: object) -> dict[str, Any]:
+    """Check a build's arguments; return a new dict of ``cfg`` completed by ``default_args``."""
+    if not isinstance(cfg, Mapping):
+        raise TypeError(
+            f"cfg must be a mapping such as dict(type='Name', ...), got {type(cfg).__name__}: "
+            f"{cfg!r}"
+        )
+    # Duck-typed: the registry module imports this one, so this one cannot import the class.
+    if not callable(getattr(registry, "resolve", None)):
+        raise TypeError(f"registry must be a regtree.Registry, got {registry!r}")
+    kwargs = dict(cfg)
+    if default_args is not None:
+        if not isinstance(default_args, Mapping):
+            raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
+        for key, value in default_args.items():
+            kwargs.setdefault(key, value)
+    return kwargs
+
+
+def _resolve_type(
+    obj_type: object, registry: Registry[Any], cfg: Mapping[str, Any]
+) -> Callable[..., Any]:
+    """Return the callable that the ``type`` of a config names."""
+    if isinstance(obj_type, str):
+        found = registry.resolve(obj_type, current_scope())
+        if isinstance(found, LookupMiss):
+            from ._diagnostics import describe_miss  # error texts only: difflib, inspect
+
+            raise NotRegisteredError(describe_miss(found))
+        return found
+    if callable(obj_type):
+        return obj_type
+    if obj_type is _MISSING:
+        raise KeyError(
+            f'cfg must contain the key "type" (or default_args must), got keys {list(cfg)!r} '
+            f"for {registry_label(registry)}"
+        )
+    raise TypeError(
+        f"'type' must be a registered name, a class or a callable, got {obj_type!r} "
+        f"of type {type(obj_type).__name__} (building with {registry_label(registry)})"
+    )
 
 
 def add_build_note(
@@ -123,9 +113,10 @@ def add_build_note(
     registry: Registry[Any],
 ) -> None:
     """Add the note (PEP 678) that names this build level to ``exc``, in place."""
-    note = f"regtree: while building {_describe_type(obj_type)} with {registry_label(registry)}"
+    shown = repr(obj_type) if isinstance(obj_type, str) else origin(obj_type)
+    note = f"regtree: while building {shown} with {registry_label(registry)}"
     if isinstance(exc, TypeError):
-        from ._diagnostics import describe_keyword_mismatch
+        from ._diagnostics import describe_keyword_mismatch  # error texts only: inspect
 
         try:
             mismatch = describe_keyword_mismatch(target, kwargs)
@@ -136,16 +127,3 @@ def add_build_note(
     # A __notes__ that is not a list makes add_note raise: keep the callable's error as it is.
     if isinstance(getattr(exc, "__notes__", []), list):
         exc.add_note(note)
-
-
-def _describe_type(obj_type: object) -> str:
-    if isinstance(obj_type, str):
-        return repr(obj_type)
-    try:
-        module = getattr(obj_type, "__module__", None)
-        qualname = getattr(obj_type, "__qualname__", None)
-        if isinstance(module, str) and isinstance(qualname, str):
-            return f"{module}.{qualname}"
-        return repr(obj_type)
-    except Exception:  # a hostile __getattr__ or __repr__
-        return object.__repr__(obj_type)

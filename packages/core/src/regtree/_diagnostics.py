@@ -8,136 +8,122 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import _plugins
-from ._registry import Registry, registry_label
+from ._miss import LookupMiss
+from ._naming import registry_label
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
-    from typing import Any
+if TYPE_CHECKING:  # the registry reaches this module through the build on its error path
+    from ._registry import Registry
 
 __all__ = [
     "accepted_parameters",
     "closest",
-    "describe_duplicate",
     "describe_keyword_mismatch",
     "describe_miss",
-    "origin",
+    "suggest_keys",
 ]
 
 # How many registered names a message lists when nothing comes close to the key.
 _LISTED_NAMES = 10
 
 
-def origin(obj: object) -> str:
-    """Return where ``obj`` is defined as ``module:qualname`` (a partial names its function)."""
-    func = getattr(obj, "func", None)
-    if func is not None and callable(func) and type(obj).__name__ == "partial":
-        return f"functools.partial({origin(func)})"
-    module = getattr(obj, "__module__", None)
-    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    if isinstance(module, str) and isinstance(qualname, str):
-        return f"{module}:{qualname}"
-    return repr(obj)
+def closest(word: str, candidates: Iterable[str], count: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Return up to ``count`` candidates close to ``word``, best first, ignoring case.
 
-
-def closest(word: str, candidates: Iterable[str], count: int = 3) -> list[str]:
-    """Return up to ``count`` candidates close to ``word``, best first, ignoring case."""
+    The one closest-name helper of regtree: every "did you mean" comes from here.
+    """
     by_folded: dict[str, list[str]] = {}
     for candidate in candidates:
         by_folded.setdefault(candidate.casefold(), []).append(candidate)
-    matches = difflib.get_close_matches(word.casefold(), list(by_folded), n=count, cutoff=0.6)
+    matches = difflib.get_close_matches(word.casefold(), list(by_folded), n=count, cutoff=cutoff)
     return [name for folded in matches for name in by_folded[folded]][:count]
 
 
-def describe_duplicate(registry: Registry[Any], name: str, existing: object, new: object) -> str:
-    """Return the message of an AlreadyRegisteredError."""
-    return (
-        f"{name!r} is already registered in {registry_label(registry)} as {origin(existing)}; "
-        f"cannot bind it to {origin(new)}. Pass force=True to replace the entry, or register "
-        "under another name."
-    )
+def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
+    """Return registered keys close to what ``miss`` lacked, each written to resolve from there.
 
+    Candidates are the names the key's own scopes reach (``'toycls.Body'`` for ``'toycls.Bdy'``;
+    plain names for an unscoped key), then every entry of the tree as ``'scope.Name'``; they are
+    compared by name, ignoring case. Registries are read from snapshots, so registrations in
+    other threads meanwhile are harmless.
 
-def _reachable_names(registry: Registry[Any]) -> dict[str, str]:
-    """Map every key that reaches an entry of ``registry``'s tree from ``registry`` to itself.
+    Args:
+        miss: What a lookup found missing.
+        limit: The most suggestions.
 
-    Unscoped keys (own entries and the ancestors') come first; a scoped key is left out where
-    the unscoped one already reaches the same object.
+    Returns:
+        The suggestions, closest first.
     """
-    keys: dict[str, str] = {}
-    unscoped: dict[str, object] = {}
-    node: Registry[Any] | None = registry
-    while node is not None:
-        for name, obj in node.module_dict.items():
-            if name not in unscoped:
-                unscoped[name] = obj
-                keys[name] = name
-        node = node.parent
-    for node in registry.root._walk():
-        for name, obj in node.module_dict.items():
-            if unscoped.get(name) is not obj:
-                key = f"{node.scope}.{name}"
-                keys.setdefault(key, key)
-    return keys
+    by_name: dict[str, list[str]] = {}
+    offered: set[tuple[str, int]] = set()
+
+    def offer(candidate: str, name: str, obj: object) -> None:
+        # One key per object and name: the first offered is the shortest that resolves.
+        if (name, id(obj)) not in offered:
+            offered.add((name, id(obj)))
+            by_name.setdefault(name, []).append(candidate)
+
+    if miss.missing_scope is None:
+        prefix = miss.key[: len(miss.key) - len(miss.name)]
+        node: Registry[Any] | None = miss.reached
+        reachable: set[str] = set()
+        while node is not None:  # the lookup falls back to the ancestors of the registry reached
+            for name, obj in node.module_dict.copy().items():
+                if name not in reachable:  # a nearer registry's entry shadows this one
+                    reachable.add(name)
+                    offer(prefix + name, name, obj)
+            node = node.parent
+    for member in miss.registry.root.walk():
+        for name, obj in member.module_dict.copy().items():
+            offer(f"{member.scope}.{name}", name, obj)
+    near = closest(miss.name.rpartition(".")[2], by_name, count=3)
+    return tuple([candidate for name in near for candidate in by_name[name]][:limit])
 
 
-def _suggest(name: str, registry: Registry[Any]) -> str:
-    by_bare: dict[str, list[str]] = {}
-    for key in _reachable_names(registry):
-        by_bare.setdefault(key.rpartition(".")[2], []).append(key)
-    near = closest(name, by_bare, count=3)
+def describe_miss(miss: LookupMiss) -> str:
+    """Return the message of a NotRegisteredError: the key, the registry, what would have worked.
+
+    Args:
+        miss: What the lookup found missing; nothing is looked up again.
+
+    Returns:
+        Sentences naming the key, the registry, and what would have worked.
+    """
+    registry = miss.registry
+    head = f"{miss.key!r} is not registered in {registry_label(registry)}"
+    if miss.default_registry is not None:
+        head += f" nor in {registry_label(miss.default_registry)}, the default scope"
+    if miss.missing_scope is not None:
+        return head + "." + _describe_missing_scope(miss, miss.missing_scope)
+    if miss.reached is registry:
+        where = " or its ancestors" if registry.parent is not None else ""
+        return f"{head}{where}.{_suggest(miss)}"
+    # Suggest keys as the caller would write them from ``registry`` ('demo_det.Net', not 'Net').
+    return f"{head}: {registry_label(miss.reached)} has no {miss.name!r}.{_suggest(miss)}"
+
+
+def _suggest(miss: LookupMiss) -> str:
+    near = suggest_keys(miss)
     if near:
-        keys = [key for short in near for key in by_bare[short]][:5]
-        return " Did you mean " + ", ".join(repr(key) for key in keys) + "?"
-    own = list(registry.module_dict)
+        return " Did you mean " + ", ".join(repr(key) for key in near) + "?"
+    own = list(miss.registry.module_dict.copy())
     if not own:
-        return f" {registry_label(registry)} has no entries."
+        return f" {registry_label(miss.registry)} has no entries."
     shown = ", ".join(repr(key) for key in own[:_LISTED_NAMES])
     more = f" and {len(own) - _LISTED_NAMES} more" if len(own) > _LISTED_NAMES else ""
     return f" Registered there: {shown}{more}."
 
 
-def describe_miss(registry: Registry[Any], key: str, active_scope: str | None = None) -> str:
-    """Return the message of a NotRegisteredError for ``key`` looked up in ``registry``.
-
-    Args:
-        registry: The registry the key was looked up in.
-        key: The key that found nothing.
-        active_scope: The default scope of the build, if one was active.
-
-    Returns:
-        Sentences naming the key, the registry, and what would have worked.
-    """
-    head = f"{key!r} is not registered in {registry_label(registry)}"
-    if active_scope is not None:
-        scoped = registry._registry_for_scope(active_scope)
-        if scoped is not None and scoped is not registry:
-            head += f" nor in {registry_label(scoped)}, the default scope"
-    # Follow the scopes of the key as get() does, down to the last registry and name.
-    node, rest = registry, key
-    while "." in rest:
-        scope, _, rest = rest.partition(".")
-        found = node._registry_for_scope(scope)
-        if found is None:
-            return head + "." + _describe_missing_scope(node, scope)
-        node = found
-    if node is registry:
-        where = " or its ancestors" if registry.parent is not None else ""
-        return f"{head}{where}.{_suggest(rest, registry)}"
-    # Suggest keys as the caller would write them from ``registry`` ('demo_det.Net', not 'Net').
-    return f"{head}: {registry_label(node)} has no {rest!r}.{_suggest(rest, registry)}"
-
-
-def _describe_missing_scope(registry: Registry[Any], scope: str) -> str:
-    loaded = sorted({node.scope for node in registry.root._walk()})
+def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
+    loaded = sorted({node.scope for node in miss.reached.root.walk()})
     text = f" No registry in its tree has scope {scope!r} (loaded scopes: {', '.join(loaded)})."
     catalog = _plugins.catalog
-    providers = catalog.providers(scope)
-    if providers:
+    if miss.providers:
         text += (
-            f" Distribution {', '.join(map(repr, providers))} advertises scope {scope!r} in "
+            f" Distribution {', '.join(map(repr, miss.providers))} advertises scope {scope!r} in "
             f"entry point group {catalog.group!r}, but importing it added no registry with that "
             "scope to this tree."
         )

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ._build import build_from_cfg
 from ._registry import Registry
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
 
 __all__ = ["MODELS", "build_model_from_cfg"]
 

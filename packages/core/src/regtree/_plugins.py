@@ -5,19 +5,42 @@ registry in its tree has, a message lists the advertised scopes, or ``load_plugi
 most once per process; each advertised scope is imported at most once. A failed import
 is remembered: every later lookup under that scope raises an ImportError that names the
 distribution and chains the original error, never a miss, and the plugin is not run again.
+
+Threads (SPEC 2.4): one thread imports a scope's plugin while the others that ask for it wait for
+the outcome, so a plugin runs once even when it fails. No lock is held while a plugin is imported:
+a plugin's import may look up another plugin's scope. A thread that would wait for an import that
+is itself (through other imports) waiting on that thread sees the scope as it is instead.
 """
 
 from __future__ import annotations
 
-from _thread import RLock
+import sys
+import threading
+from types import FrameType
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # importlib.metadata is imported when entry points are first read
     from importlib.metadata import EntryPoint
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginCatalog", "catalog", "load_plugins"]
 
 ENTRY_POINT_GROUP = "regtree.scopes"
+
+# How often a thread waiting for another thread's plugin import checks that the wait can end.
+# The importing thread may be blocked in the import system on a module that the waiting thread is
+# importing; nothing wakes the waiter then, so it looks at the threads again after this long.
+_DEADLOCK_CHECK_SECONDS = 0.01
+
+
+class _PluginImport:
+    """One scope's plugin import in progress: who runs it, which modules, when it is over."""
+
+    __slots__ = ("done", "modules", "owner")
+
+    def __init__(self, entries: list[EntryPoint]) -> None:
+        self.owner = threading.get_ident()
+        self.modules = tuple(entry.module for entry in entries)
+        self.done = threading.Event()
 
 
 class PluginCatalog:
@@ -27,13 +50,16 @@ class PluginCatalog:
         group: The entry-point group to read.
     """
 
-    __slots__ = ("_advertised", "_group", "_loaded", "_lock", "failed")
+    __slots__ = ("_advertised", "_group", "_imports", "_loaded", "_lock", "_waiting", "failed")
 
     def __init__(self, group: str = ENTRY_POINT_GROUP) -> None:
         self._group = group
         self._advertised: dict[str, list[EntryPoint]] | None = None
         self._loaded: set[str] = set()
-        self._lock = RLock()
+        # Guards the bookkeeping below; never held while a plugin is imported or waited for.
+        self._lock = threading.Lock()
+        self._imports: dict[str, _PluginImport] = {}  # scope -> its import in progress
+        self._waiting: dict[int, _PluginImport] = {}  # thread id -> the import it waits for
         #: Scope -> (distribution, error) of each plugin whose import failed in this process.
         self.failed: dict[str, tuple[str, BaseException]] = {}
 
@@ -45,16 +71,16 @@ class PluginCatalog:
     def _entry_points(self) -> dict[str, list[EntryPoint]]:
         advertised = self._advertised
         if advertised is None:
-            with self._lock:
-                advertised = self._advertised
-                if advertised is None:
-                    # Imported here: importlib.metadata costs more than all of regtree.
-                    from importlib.metadata import entry_points
+            # Imported here: reading the installed distributions costs milliseconds.
+            from importlib.metadata import entry_points
 
-                    advertised = {}
-                    for entry in entry_points(group=self._group):
-                        advertised.setdefault(entry.name, []).append(entry)
-                    self._advertised = advertised
+            found: dict[str, list[EntryPoint]] = {}
+            for entry in entry_points(group=self._group):
+                found.setdefault(entry.name, []).append(entry)
+            with self._lock:  # two threads may read at once; the first reading is kept
+                if self._advertised is None:
+                    self._advertised = found
+                advertised = self._advertised
         return advertised
 
     def scopes(self) -> list[str]:
@@ -73,11 +99,13 @@ class PluginCatalog:
 
         Returns:
             True when some installed distribution advertises ``scope`` (its modules are imported
-            now or were before), False when none does.
+            now, were before, or are being imported by a thread that waits on this one), False
+            when none does.
 
         Raises:
             Exception: Whatever importing a plugin raises (an ImportError above all), with a note
-                naming the distribution and the entry point.
+                naming the distribution and the entry point; an ImportError in every other
+                thread that asked for the scope meanwhile, and in every later call.
         """
         if scope in self._loaded:
             return True
@@ -86,18 +114,88 @@ class PluginCatalog:
         entries = self._entry_points().get(scope)
         if not entries:
             return False
+        job = self._claim(scope, entries)
+        if job is None:
+            return True
+        try:
+            for entry in entries:
+                _import_entry_point(entry, self._group)
+        except BaseException as exc:
+            with self._lock:
+                del self._imports[scope]
+                # An import cycle between threads is no fault of the plugin: a later lookup may
+                # import it again. Anything else is final (SPEC 2.4: imported once).
+                deadlock = _is_import_deadlock(exc)
+                if not deadlock and isinstance(exc, Exception):
+                    self.failed[scope] = (_distribution_name(entries[0]), exc)
+            job.done.set()
+            if deadlock:
+                return True
+            raise
         with self._lock:
-            if scope in self.failed:
-                self.raise_failure(scope)
-            if scope not in self._loaded:
-                for entry in entries:
-                    try:
-                        _import_entry_point(entry, self._group)
-                    except Exception as exc:
-                        self.failed[scope] = (_distribution_name(entry), exc)
-                        raise
-                self._loaded.add(scope)
+            self._loaded.add(scope)
+            del self._imports[scope]
+        job.done.set()
         return True
+
+    def _claim(self, scope: str, entries: list[EntryPoint]) -> _PluginImport | None:
+        """Return a new import of ``scope`` for this thread to run, or None once none is needed.
+
+        Waits while another thread imports ``scope``, unless that import waits on this thread;
+        raises the recorded ImportError if the import failed meanwhile.
+        """
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                if scope in self.failed:
+                    break
+                if scope in self._loaded:
+                    return None
+                job = self._imports.get(scope)
+                if job is None:
+                    job = self._imports[scope] = _PluginImport(entries)
+                    return job
+                # The plugin's own import looks its scope up, or a cycle of imports between
+                # threads: the scope is seen as it is now.
+                if job.owner == me or self._waits_on(job.owner, me):
+                    return None
+                self._waiting[me] = job
+            try:
+                job.done.wait(_DEADLOCK_CHECK_SECONDS)
+            finally:
+                with self._lock:
+                    del self._waiting[me]
+        self.raise_failure(scope)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _waits_on(self, thread: int, me: int) -> bool:
+        """Tell whether ``thread`` is waiting, through plugin imports, for thread ``me``.
+
+        A thread waits for another where it waits on that thread's plugin import here, or where
+        it imports a plugin module whose code that other thread is running (the import system
+        then blocks it until the module is done). Called under the lock.
+        """
+        frames = sys._current_frames()
+        seen: set[int] = set()
+        while thread not in seen:
+            if thread == me:
+                return True
+            seen.add(thread)
+            waited = self._waiting.get(thread)
+            if waited is not None:
+                thread = waited.owner
+                continue
+            running = [
+                runner
+                for job in self._imports.values()
+                if job.owner == thread
+                for module in job.modules
+                if (runner := _thread_running_module(frames, module)) not in (None, thread)
+            ]
+            if not running:
+                return False
+            thread = running[0]
+        return False
 
     def raise_failure(self, scope: str) -> None:
         """Raise the ImportError for ``scope``, whose plugin failed to import earlier.
@@ -127,6 +225,26 @@ class PluginCatalog:
     def __repr__(self) -> str:
         state = "unread" if self._advertised is None else f"{len(self._advertised)} scopes"
         return f"PluginCatalog(group={self._group!r}, {state}, loaded={sorted(self._loaded)})"
+
+
+def _thread_running_module(frames: dict[int, FrameType], module: str) -> int | None:
+    """Return the thread whose stack runs the code of ``module`` or of a package above it."""
+    wanted = {module}
+    while "." in module:
+        module = module.rpartition(".")[0]
+        wanted.add(module)
+    for thread, top in frames.items():
+        frame: FrameType | None = top
+        while frame is not None:
+            if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") in wanted:
+                return thread
+            frame = frame.f_back
+    return None
+
+
+def _is_import_deadlock(exc: BaseException) -> bool:
+    """Tell whether ``exc`` is the import system's error for a cycle of imports between threads."""
+    return isinstance(exc, RuntimeError) and type(exc).__name__ == "_DeadlockError"
 
 
 def _distribution_name(entry: EntryPoint) -> str:

@@ -3,37 +3,24 @@
 from __future__ import annotations
 
 import sys
-from _collections_abc import Sequence
-from _thread import RLock
-from types import MappingProxyType
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import FrameType, MappingProxyType
+from typing import Any, Generic, TypeVar, overload
 
 from . import _plugins
+from ._build import build_from_cfg
 from ._errors import AlreadyRegisteredError, ScopeConflictError
-from ._scope import active_scope, check_scope, infer_scope
-
-# ``typing`` costs more to import than all of regtree; the interpreter takes stand-ins.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
-    from types import FrameType
-    from typing import Any, Generic, TypeVar, overload
-
-    T = TypeVar("T")
-    C = TypeVar("C", bound=Callable[..., Any])
-else:
-    from ._generic import Generic
-
-    T = C = None
+from ._miss import LookupMiss
+from ._naming import origin, registry_label
+from ._scope import check_scope, default_scope, infer_scope
 
 __all__ = ["Registry", "registry_label"]
 
-# The inline entries of a registry whose builds always take the full path.
-_NO_ENTRIES: Mapping[str, Any] = MappingProxyType({})
-# What the lookup cache holds for a key that found nothing.
-_MISS: Any = object()
-# Lookups that leave the own dict (ancestors, other scopes, misses) are cached up to this many
-# keys per registry, so a stream of distinct missing keys cannot grow memory without bound.
-_CACHE_LIMIT = 4096
+T = TypeVar("T")
+C = TypeVar("C", bound=Callable[..., Any])
 
 
 class Registry(Generic[T]):
@@ -70,11 +57,8 @@ class Registry(Generic[T]):
     __slots__ = (
         "__weakref__",
         "_build_func",
-        "_cache",
-        "_cache_in_use",
         "_children",
         "_importing_locations",
-        "_inline_entries",
         "_locations",
         "_locations_lock",
         "_locations_pending",
@@ -118,8 +102,6 @@ class Registry(Generic[T]):
                 f"locations of registry {name!r} must be a sequence of module names, "
                 f"got {locations!r}"
             )
-        from ._build import build_from_cfg
-
         if build_func is None:
             build_func = parent._build_func if parent is not None else build_from_cfg
 
@@ -133,27 +115,13 @@ class Registry(Generic[T]):
         self._module_dict: dict[str, Callable[..., T]] = {}
         self._locations = tuple(locations)
         self._locations_pending = bool(self._locations)
-        # The entries build() may call inline, in build_from_cfg's common case: none for a
-        # subclass (it may override get()) nor before the locations are imported (they may
-        # register entries). A dict, not a flag: the fast path is then one lookup.
-        self._inline_entries: Mapping[str, Callable[..., T]] = (
-            self._module_dict
-            if build_func is build_from_cfg
-            and type(self) is Registry
-            and not self._locations_pending
-            else _NO_ENTRIES
-        )
         self._importing_locations = False
-        self._locations_lock = RLock()
-        # The root's lock guards every change to its tree: entries, children, caches.
-        self._lock = RLock()
-        # Kept on the root only. Scope -> first registry with that scope, breadth first from the
-        # root, replaced whole so that lookups read it without a lock.
+        self._locations_lock = threading.RLock()
+        # The root's lock guards every change to its tree: entries and children.
+        self._lock = threading.RLock()
+        # Kept on the root only: scope -> the first registry with that scope, breadth first from
+        # the root. Replaced whole under the lock, so a lookup reads one consistent index.
         self._scope_index: dict[str, Registry[Any]] = {scope: self}
-        # Results of lookups that left the own dict (ancestors, other scopes, misses), until the
-        # tree changes; see _lookup and _invalidate_caches for why no lock is needed.
-        self._cache: dict[str, Callable[..., T]] = {}
-        self._cache_in_use = False
         if parent is not None:
             parent._adopt(self)
 
@@ -180,30 +148,18 @@ class Registry(Generic[T]):
                 )
             self._children[child._scope] = child
             index: dict[str, Registry[Any]] = {}
-            for registry in root._walk():
+            for registry in root.walk():
                 index.setdefault(registry._scope, registry)
             root._scope_index = index
-            self._invalidate_caches()
 
-    def _invalidate_caches(self) -> None:
-        """Drop the lookup caches of the whole tree, after a change, under the root's lock.
+    def walk(self) -> list[Registry[Any]]:
+        """Return this registry and its descendants, breadth first, children in adoption order.
 
-        Nothing to drop while no lookup has used a cache since the last drop. A lookup takes its
-        cache before it sets ``_cache_in_use`` and resolves after, so either this method sees the
-        flag and replaces that cache (the lookup's result is never read), or the lookup set the
-        flag after this check and so resolves after the change.
+        The list is a snapshot: registries that join the tree later are not in it.
         """
-        root = self._root
-        if root._cache_in_use:
-            root._cache_in_use = False
-            for member in root._walk():
-                member._cache = {}
-
-    def _walk(self) -> list[Registry[Any]]:
-        """Return this registry and its descendants, breadth first."""
         found: list[Registry[Any]] = [self]
         for registry in found:
-            found.extend(registry._children.values())
+            found.extend(registry._children.copy().values())
         return found
 
     # -- properties --------------------------------------------------------------------------
@@ -229,12 +185,12 @@ class Registry(Generic[T]):
         return self._root
 
     @property
-    def children(self) -> Mapping[str, Registry[Any]]:
+    def children(self) -> MappingProxyType[str, Registry[Any]]:
         """The child registries by scope, read-only."""
         return MappingProxyType(self._children)
 
     @property
-    def module_dict(self) -> Mapping[str, Callable[..., T]]:
+    def module_dict(self) -> MappingProxyType[str, Callable[..., T]]:
         """The registry's own entries by name, read-only, in registration order."""
         return MappingProxyType(self._module_dict)
 
@@ -303,62 +259,84 @@ class Registry(Generic[T]):
             TypeError: ``key`` is not a str.
             Exception: Importing a plugin or a location failed (never reported as a miss).
         """
-        if self._locations_pending:
-            self._import_locations()
-        try:
-            found = self._module_dict.get(key)
-            # A registered name never holds a dot, so a hit here is final.
-            if found is not None:
-                return found
-            found = self._cache.get(key)
-            if found is not None:
-                return None if found is _MISS else found
-        except TypeError:  # an unhashable key: _lookup raises the TypeError that explains
-            pass
-        return self._lookup(key)
+        found = self._resolve(key, None)
+        return None if isinstance(found, LookupMiss) else found
 
-    def _lookup(self, key: str) -> Callable[..., T] | None:
+    def resolve(self, key: str, default_scope: str | None = None) -> Callable[..., T] | LookupMiss:
+        """Look ``key`` up (SPEC 2, steps 1-7) and say what was missing where nothing is found.
+
+        The one lookup of regtree: ``get``, builds, validation and error messages all use it.
+
+        Args:
+            key: ``'Name'`` or ``'scope.Name'``.
+            default_scope: The default scope of a build: the registry of that scope in this tree
+                is searched first, where one exists (SPEC 2.1).
+
+        Returns:
+            The registered object, or a :class:`LookupMiss` that records the miss.
+
+        Raises:
+            TypeError: ``key`` is not a str.
+            Exception: Importing a plugin or a location failed (never reported as a miss).
+        """
+        found = self._resolve(key, default_scope)
+        if isinstance(found, LookupMiss) and type(self).get is not Registry.get:
+            # A subclass's own get() (as mmengine's registries have) gets the last word.
+            entry = self.get(key)
+            if entry is not None:
+                return entry
+        return found
+
+    def _resolve(self, key: str, default_scope: str | None) -> Callable[..., T] | LookupMiss:
         if not isinstance(key, str):
             raise TypeError(
                 f"a key of {registry_label(self)} must be a str such as 'Net' or 'scope.Net', "
                 f"got {key!r}"
             )
-        # The order matters (see _invalidate_caches): take the cache, then say caches are in
-        # use, then resolve. A change to the tree after the second step replaces the cache, so
-        # a result computed before the change lands in a cache that is never read again; a
-        # change before it is seen by the resolve.
-        cache = self._cache
-        self._root._cache_in_use = True
-        found = self._resolve(key)
-        if len(cache) < _CACHE_LIMIT:
-            cache[key] = _MISS if found is None else found
+        scoped = None
+        if default_scope is not None:
+            scoped = self._registry_for_scope(default_scope)
+            if scoped is not None and scoped is not self:
+                found = scoped._lookup(key, key)
+                if not isinstance(found, LookupMiss):
+                    return found
+            else:
+                scoped = None
+        found = self._lookup(key, key)
+        if isinstance(found, LookupMiss) and scoped is not None:
+            found.default_registry = scoped
         return found
 
-    def _resolve(self, key: str) -> Callable[..., T] | None:
-        """Look ``key`` up by the rules of :meth:`get` beyond the own dict, without the cache."""
-        if "." not in key:
-            parent = self._parent
-            while parent is not None:
-                if parent._locations_pending:
-                    parent._import_locations()
-                found: Callable[..., T] | None = parent._module_dict.get(key)
-                if found is not None:
-                    return found
-                parent = parent._parent
-            return None
-        scope, _, rest = key.partition(".")
-        registry = self._registry_for_scope(scope)
-        if registry is None:
-            return None
-        return registry.get(rest)
+    def _lookup(self, key: str, full_key: str) -> Callable[..., T] | LookupMiss:
+        """Resolve ``key`` from this registry: its scopes one by one, then the name."""
+        node: Registry[Any] = self
+        rest = key
+        while "." in rest:
+            if node._locations_pending:  # they may add children
+                node._import_locations()
+            scope, _, after = rest.partition(".")
+            found = node._registry_for_scope(scope)
+            if found is None:
+                providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
+                return LookupMiss(full_key, self, node, after, scope, providers)
+            node, rest = found, after
+        owner: Registry[Any] | None = node
+        while owner is not None:  # the name here, then in the ancestors, nearest first
+            if owner._locations_pending:
+                owner._import_locations()
+            entry = owner._module_dict.get(rest)
+            if entry is not None:
+                return entry
+            owner = owner._parent
+        return LookupMiss(full_key, self, node, rest)
 
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
         """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
-        failed = _plugins.catalog.failed
-        if failed and scope in failed:
+        catalog = _plugins.catalog
+        if scope in catalog.failed:
             # A plugin that failed half-way may have left a registry behind: its scope still
             # answers with the import error, never with a miss or a half-filled registry.
-            _plugins.catalog.raise_failure(scope)
+            catalog.raise_failure(scope)
         if scope == self._scope:
             return self
         child = self._children.get(scope)
@@ -367,9 +345,28 @@ class Registry(Generic[T]):
         found = self._root._scope_index.get(scope)
         if found is not None:
             return found
-        if scope and _plugins.catalog.load(scope):
+        if scope and catalog.load(scope):
             return self._root._scope_index.get(scope)
         return None
+
+    @contextmanager
+    def switch_scope_and_registry(self, scope: str | None) -> Iterator[Registry[Any]]:
+        """Run a block under ``default_scope(scope)``; yield the registry of that scope.
+
+        mmengine's name. The registry is the one of ``scope`` in this registry's tree (its plugin
+        is loaded as a lookup would), or this registry itself where the tree has none.
+
+        Args:
+            scope: A scope name, or None (no default scope inside the block).
+
+        Yields:
+            The registry of ``scope``, else this registry.
+        """
+        if scope is not None:
+            check_scope(scope, "the scope to switch to")
+        found = None if scope is None else self._registry_for_scope(scope)
+        with default_scope(scope):
+            yield self if found is None else found
 
     def _import_locations(self) -> None:
         # Other threads wait here until the import finished; the importing thread itself, when
@@ -389,34 +386,27 @@ class Registry(Generic[T]):
                 raise
             else:
                 self._locations_pending = False
-                from ._build import build_from_cfg
-
-                if self._build_func is build_from_cfg and type(self) is Registry:
-                    self._inline_entries = self._module_dict
             finally:
                 self._importing_locations = False
 
     # -- registration ------------------------------------------------------------------------
 
-    # Overloads only for the type checker: at runtime they would need ``typing``.
-    if TYPE_CHECKING:
+    @overload
+    def register_module(
+        self,
+        name: str | Sequence[str] | None = None,
+        force: bool = False,
+        module: None = None,
+    ) -> Callable[[C], C]: ...
 
-        @overload
-        def register_module(
-            self,
-            name: str | Sequence[str] | None = None,
-            force: bool = False,
-            module: None = None,
-        ) -> Callable[[C], C]: ...
-
-        @overload
-        def register_module(
-            self,
-            name: str | Sequence[str] | None = None,
-            force: bool = False,
-            *,
-            module: C,
-        ) -> C: ...
+    @overload
+    def register_module(
+        self,
+        name: str | Sequence[str] | None = None,
+        force: bool = False,
+        *,
+        module: C,
+    ) -> C: ...
 
     def register_module(
         self,
@@ -448,8 +438,6 @@ class Registry(Generic[T]):
             ValueError: A name is empty, contains a dot, or repeats in the sequence.
             AlreadyRegisteredError: A name is bound to a different object and ``force`` is False.
         """
-        if name is None and force is False and module is None:
-            return self._register_by_name  # the plain decorator; no closure to make
         if not isinstance(force, bool):
             raise TypeError(f"force must be a bool, got {force!r}")
         if module is not None:
@@ -457,8 +445,6 @@ class Registry(Generic[T]):
                 self._register(module, None, force)  # raises the TypeError that explains
             return self._register(module, _check_names(name, self), force)
         if name is not None and not isinstance(name, (str, Sequence)) and callable(name):
-            import warnings
-
             warnings.warn(
                 "register_module(SomeClass) is deprecated; use the decorator "
                 "@registry.register_module() or registry.register_module(module=SomeClass)",
@@ -472,10 +458,6 @@ class Registry(Generic[T]):
             return self._register(obj, names, force)
 
         return register
-
-    def _register_by_name(self, module: C) -> C:
-        """Register ``module`` under its ``__name__`` (the decorator ``register_module()``)."""
-        return self._register(module, None, False)
 
     def _register(self, module: C, names: tuple[str, ...] | None, force: bool) -> C:
         if not callable(module):
@@ -505,13 +487,14 @@ class Registry(Generic[T]):
             if clash is None:
                 for name in names:
                     entries[name] = module
-                if root._cache_in_use:  # also checked inside: this skips a call when idle
-                    self._invalidate_caches()
         if clash is not None:
             # Described outside the lock: describing runs the objects' own code (repr, getattr).
-            from ._diagnostics import describe_duplicate
-
-            raise AlreadyRegisteredError(describe_duplicate(self, clash[0], clash[1], module))
+            taken, holder = clash
+            raise AlreadyRegisteredError(
+                f"{taken!r} is already registered in {registry_label(self)} as {origin(holder)}; "
+                f"cannot bind it to {origin(module)}. Pass force=True to replace the entry, or "
+                "register under another name."
+            )
         return module
 
     # -- building ----------------------------------------------------------------------------
@@ -527,34 +510,10 @@ class Registry(Generic[T]):
         Returns:
             The built object.
         """
-        if type(cfg) is dict and not args and not kwargs:
-            # build_from_cfg's common case, inline: a plain dict whose type names an entry of
-            # this very registry, no scope in play. Every model and layer is built through here,
-            # and one call frame less is a third of the cost. Anything else (no type, a class,
-            # a miss, a scope) takes the full path below, which explains what is wrong.
-            try:
-                obj_type = cfg["type"]
-                target = self._inline_entries[obj_type]
-            except (KeyError, TypeError):  # TypeError: an unhashable type value
-                pass
-            else:
-                if "_scope_" not in cfg and active_scope() is None:
-                    params = cfg.copy()
-                    del params["type"]
-                    try:
-                        return target(**params)
-                    except Exception as exc:
-                        from ._build import add_build_note
-
-                        add_build_note(exc, obj_type, target, params, self)
-                        raise
-        if args or kwargs:
-            built: T = self._build_func(cfg, *args, **kwargs, registry=self)
-        else:  # the common call, without packing arguments
-            built = self._build_func(cfg, registry=self)
+        built: T = self._build_func(cfg, *args, **kwargs, registry=self)
         return built
 
-    def validate(self, cfg: Mapping[str, Any]) -> list[Any]:
+    def validate(self, cfg: Mapping[str, Any] | list[Any]) -> list[Any]:
         """Return every problem in ``cfg`` without building anything (see ``regtree.config``)."""
         # The one import of the registry layer from the tools (SPEC 1), lazy: a tool on demand.
         from .config import validate_config
@@ -563,17 +522,10 @@ class Registry(Generic[T]):
         return problems
 
 
-def registry_label(registry: Registry[Any]) -> str:
-    """Return how messages name ``registry``: ``registry 'model' (scope 'demo_det')``."""
-    return f"registry {registry._name!r} (scope {registry._scope!r})"
-
-
 def _check_names(name: object, registry: Registry[Any]) -> tuple[str, ...] | None:
     """Return ``name`` as a tuple of valid names (None stays None)."""
     if name is None:
         return None
-    if type(name) is str and name and "." not in name:  # the common case, checked cheaply
-        return (name,)
     if isinstance(name, str):
         names: tuple[object, ...] = (name,)
     elif isinstance(name, Sequence):

@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
+from types import FrameType, TracebackType
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from contextvars import Token
-    from types import FrameType, TracebackType
+__all__ = ["check_scope", "current_scope", "default_scope", "infer_scope"]
 
-__all__ = [
-    "DEFAULT_SCOPE",
-    "active_scope",
-    "check_scope",
-    "current_scope",
-    "default_scope",
-    "infer_scope",
-]
-
-# A ContextVar, not a global: each thread and each asyncio task sees its own default scope.
-DEFAULT_SCOPE: ContextVar[str | None] = ContextVar("regtree_default_scope", default=None)
-# Its bound ``get``, made once: build calls it on every object, and ``DEFAULT_SCOPE.get()`` in a
-# module that imported DEFAULT_SCOPE compiles to an attribute load that makes a new bound method
-# per call (Python 3.11 treats imported names as modules), about 40 ns of a 500 ns build.
-active_scope = DEFAULT_SCOPE.get
+# The default scopes entered in this context, innermost last. A ContextVar, not a global: each
+# thread and each asyncio task sees its own. A tuple, replaced on every change, so a `with` leaves
+# exactly what it found in its own context, however many threads share one default_scope object.
+_ENTERED: ContextVar[tuple[str | None, ...]] = ContextVar("regtree_default_scopes", default=())
 
 
 def check_scope(scope: object, what: str = "scope") -> str:
@@ -70,7 +57,8 @@ def infer_scope(frame: FrameType | None) -> str:
 
 def current_scope() -> str | None:
     """Return the default scope active in this thread or task, or None outside any."""
-    return DEFAULT_SCOPE.get()
+    entered = _ENTERED.get()
+    return entered[-1] if entered else None
 
 
 # Lower-case: it is used like a function, ``with default_scope('x'):``.
@@ -80,7 +68,8 @@ class default_scope:
     While active, ``build`` resolves a key first through the registry of that scope in the
     called registry's tree, then through the called registry. Blocks nest; leaving one, normally
     or by an exception, restores the scope that was active before. ``None`` switches the default
-    scope off inside the block.
+    scope off inside the block. One object may be entered again, and by several threads and
+    asyncio tasks at once: each ``with`` restores what it found in its own context.
 
     Args:
         scope: A scope name, or None.
@@ -90,14 +79,13 @@ class default_scope:
         ...     net = MODELS.build(dict(type="NetB"))  # doctest: +SKIP
     """
 
-    __slots__ = ("_scope", "_tokens")
+    __slots__ = ("_scope",)
 
     def __init__(self, scope: str | None) -> None:
         self._scope = None if scope is None else check_scope(scope, "default scope")
-        self._tokens: list[Token[str | None]] = []
 
     def __enter__(self) -> str | None:
-        self._tokens.append(DEFAULT_SCOPE.set(self._scope))
+        _ENTERED.set((*_ENTERED.get(), self._scope))
         return self._scope
 
     def __exit__(
@@ -106,7 +94,7 @@ class default_scope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        DEFAULT_SCOPE.reset(self._tokens.pop())
+        _ENTERED.set(_ENTERED.get()[:-1])
 
     def __repr__(self) -> str:
         return f"default_scope({self._scope!r})"

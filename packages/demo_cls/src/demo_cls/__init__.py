@@ -10,5 +10,6 @@ from ._backbone import SeparableBlock, SeparableConvNet
 from ._classifier import TinyClassifier
 from ._registry import MODELS
 from ._toy import NetB
+from ._vit import TinyViT
 
-__all__ = ["MODELS", "NetB", "SeparableBlock", "SeparableConvNet", "TinyClassifier"]
+__all__ = ["MODELS", "NetB", "SeparableBlock", "SeparableConvNet", "TinyClassifier", "TinyViT"]

@@ -11,7 +11,13 @@ from functools import partial
 from typing import Any
 
 from regtree import Registry
-from regtree.cli import UsageError, parse_command_line, read_config, run_command
+from regtree.cli import (
+    UsageError,
+    add_set_option,
+    parse_command_line,
+    read_config,
+    run_command,
+)
 
 __all__ = ["main"]
 
@@ -59,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
     explain.add_argument("--json", action="store_true", help="print JSON (to diff two configs)")
+    add_set_option(explain)
     explain.add_argument(
         "--at",
         metavar="STEPS",
@@ -75,9 +82,9 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     import warnings
 
     path: str = options.config
-    model_cfg, optimizer_cfg = _load_sections(path)
+    model_cfg, optimizer_cfg = _load_sections(path, options.overrides)
     at: list[int] | None = options.at
-    scheduler_cfg = None if at is None else _scheduler_section(path)
+    scheduler_cfg = None if at is None else _scheduler_section(path, options.overrides)
     try:
         # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
         with warnings.catch_warnings(record=True) as caught:
@@ -129,8 +136,10 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     return 0
 
 
-def _load_sections(path: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    cfg = read_config(path)
+def _load_sections(
+    path: str, overrides: Sequence[str] = ()
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    cfg = read_config(path, overrides)
     sections = []
     for name in ("model", "optimizer"):
         section = cfg.get(name)
@@ -154,8 +163,8 @@ def _steps(text: str) -> list[int]:
         ) from None
 
 
-def _scheduler_section(path: str) -> Any:
-    cfg = read_config(path)
+def _scheduler_section(path: str, overrides: Sequence[str] = ()) -> Any:
+    cfg = read_config(path, overrides)
     section = cfg.get("scheduler")
     if not isinstance(section, Mapping | list) or (
         isinstance(section, list) and not all(isinstance(item, Mapping) for item in section)

@@ -20,8 +20,11 @@ class ParamRow:
         shape: Its shape.
         lr: The learning rate its group gets (None when the optimizer has none).
         weight_decay: The weight decay its group gets (None when the optimizer has none).
-        rule: What decided them (a paramwise rule, a custom key, ``frozen``, ``default``).
+        rule: What decided them: every rule that applied, in order (a custom key, a paramwise
+            multiplier, ``rules[2]``, ``layer_decay[3/14]``, ...), or ``frozen ...``, ``default``.
         group: Index of its group in the optimizer's ``param_groups``.
+        lr_mult: The product of the lr multipliers applied, layer decay included (1 where none).
+        decay_mult: The product of the weight-decay multipliers applied (1 where none).
         lr_at: With ``explain(model, scheduler=..., at=...)``: each step of ``at`` (as given)
             mapped to the lr the optimizer holds after that many ``scheduler.step()`` calls;
             empty otherwise.
@@ -33,6 +36,8 @@ class ParamRow:
     weight_decay: Any
     rule: str
     group: int
+    lr_mult: Any = 1.0
+    decay_mult: Any = 1.0
     lr_at: Mapping[int, Any] = field(default_factory=dict)
 
 

@@ -16,6 +16,7 @@ import torch
 
 from ._names import closest_names
 from ._optimizer_types import OptimizerInfo
+from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
 
 __all__ = [
     "DECAY_PRECEDENCES",
@@ -43,6 +44,7 @@ DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = (
     *_MULT_KEYS,
     *_BOOL_KEYS,
     "decay_precedence",
+    *COMPOSITION_KEYS,
 )
 _CUSTOM_MULTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult")
 # Optimizer options that are numbers a multiplier may scale: checked as SPEC 3.1 words it.
@@ -100,18 +102,37 @@ class Decision:
         settings: The group options (``lr``, ``weight_decay``, custom options) the rule sets.
         rule: What decided them, as shown by ``explain``.
         key: Hashable form of the effective settings; equal keys share a group when merging.
+        lr_factors: The lr multipliers applied, in order (``lr = base_lr * f0 * f1 * ...``).
+        decay_factors: The weight-decay multipliers applied, in order.
+        route: The sub-optimizer a ``rules`` entry routed the parameter to (SPEC 3.6), or None.
     """
 
     settings: dict[str, Any]
     rule: str
     key: Hashable
+    lr_factors: tuple[Any, ...] = ()
+    decay_factors: tuple[Any, ...] = ()
+    route: str | None = None
 
     @classmethod
     def of(
-        cls, settings: dict[str, Any], rule: str, baseline: Mapping[str, Any] | None = None
+        cls,
+        settings: dict[str, Any],
+        rule: str,
+        baseline: Mapping[str, Any] | None = None,
+        *,
+        lr_factors: tuple[Any, ...] = (),
+        decay_factors: tuple[Any, ...] = (),
+        route: str | None = None,
     ) -> Decision:
-        """Build a decision; its key leaves out options equal to ``baseline``'s."""
-        return cls(settings=settings, rule=rule, key=settings_key(settings, baseline or {}))
+        """Build a decision; its key leaves out options equal to ``baseline``'s.
+
+        Parameters routed to different sub-optimizers never share a group.
+        """
+        key = settings_key(settings, baseline or {})
+        if route is not None:
+            key = (key, ("<route>", route))
+        return cls(settings, rule, key, lr_factors, decay_factors, route)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +187,8 @@ class ParamwiseRules:
         decay_precedence: ``'mmcv'`` or ``'mmengine'``: whose weight-decay rules to follow.
         baseline: The optimizer's own option values (its config's, else its defaults): an
             option a rule sets to one of these is the same setting as none.
+        composition: SPEC 3.3's ``compose``, ``rules``, ``model_hooks`` and ``layer_decay``, or
+            None when the config uses none of them.
     """
 
     base_lr: Any
@@ -181,6 +204,7 @@ class ParamwiseRules:
     merge_groups: bool
     decay_precedence: str
     baseline: Mapping[str, Any]
+    composition: Composition | None = None
 
     def base_settings(self) -> dict[str, Any]:
         """Settings of a parameter no rule touches: the optimizer's own lr and weight_decay."""
@@ -191,14 +215,31 @@ class ParamwiseRules:
             settings["weight_decay"] = self.base_wd
         return settings
 
-    def decision(self, settings: dict[str, Any], rule: str) -> Decision:
+    def decision(
+        self,
+        settings: dict[str, Any],
+        rule: str,
+        *,
+        lr_factors: tuple[Any, ...] = (),
+        decay_factors: tuple[Any, ...] = (),
+        route: str | None = None,
+    ) -> Decision:
         """A decision for ``settings``, merged with every other of equal effective settings."""
-        return Decision.of(settings, rule, self.baseline)
+        return Decision.of(
+            settings,
+            rule,
+            self.baseline,
+            lr_factors=lr_factors,
+            decay_factors=decay_factors,
+            route=route,
+        )
 
     def builtin_decision(self, facts: ParamFacts) -> Decision:
         """SPEC 3.2's multiplier rules (not custom_keys, not frozen) for one kind of parameter."""
         settings = self.base_settings()
         applied: list[str] = []
+        lr_factors: tuple[Any, ...] = ()
+        decay_factors: tuple[Any, ...] = ()
         if self.base_lr is not None:
             if (
                 self.bias_lr_mult is not None
@@ -207,10 +248,12 @@ class ParamwiseRules:
             ):
                 settings["lr"] = self.base_lr * self.bias_lr_mult
                 applied.append("bias_lr_mult")
+                lr_factors = (self.bias_lr_mult,)
             # Overrides bias_lr_mult, as in mmcv.
             if self.dcn_offset_lr_mult is not None and facts.offset:
                 settings["lr"] = self.base_lr * self.dcn_offset_lr_mult
                 applied = ["dcn_offset_lr_mult"]
+                lr_factors = (self.dcn_offset_lr_mult,)
         if self.base_wd is not None:
             mult_name = self._decay_rule(facts)
             if mult_name is not None:
@@ -218,7 +261,13 @@ class ParamwiseRules:
                 if mult is not None:
                     settings["weight_decay"] = self.base_wd * mult
                     applied.append(mult_name)
-        return self.decision(settings, ", ".join(applied) or _DEFAULT_RULE)
+                    decay_factors = (mult,)
+        return self.decision(
+            settings,
+            ", ".join(applied) or _DEFAULT_RULE,
+            lr_factors=lr_factors,
+            decay_factors=decay_factors,
+        )
 
     def _decay_rule(self, facts: ParamFacts) -> str | None:
         """The name of the multiplier that decides the weight decay, by ``decay_precedence``."""
@@ -406,7 +455,13 @@ def _resolve_custom(
         if base_wd is not None:
             settings["weight_decay"] = base_wd * (1.0 if decay_mult is None else decay_mult)
         settings.update(options)
-        decision = Decision.of(settings, f"custom_keys[{key!r}]", baseline)
+        decision = Decision.of(
+            settings,
+            f"custom_keys[{key!r}]",
+            baseline,
+            lr_factors=() if lr_mult is None else (lr_mult,),
+            decay_factors=() if decay_mult is None else (decay_mult,),
+        )
         rules.append(CustomRule(key=key, decision=decision))
     return tuple(rules)
 
@@ -426,6 +481,7 @@ def resolve_rules(
     strict: bool,
     optimizer: OptimizerInfo,
     warned: set[str] | None = None,
+    routes: Collection[str] | None = None,
 ) -> ParamwiseRules:
     """Validate a paramwise_cfg against its optimizer_cfg and resolve it into rules.
 
@@ -437,6 +493,8 @@ def resolve_rules(
         strict: Reject undeclared keys (True) or warn once per key and pass them on (False).
         optimizer: What the optimizer accepts: its options, their defaults and annotations.
         warned: Undeclared keys already warned about; a key warns once per set.
+        routes: The sub-optimizers a rule may route to; by default ``optimizer_cfg``'s
+            ``optimizers`` (a RoutedOptimizer config), else none.
 
     Raises:
         TypeError: a value that must be a mapping, number or bool is not one, or an option does
@@ -488,4 +546,18 @@ def resolve_rules(
         merge_groups=paramwise_cfg.get("merge_groups", True),
         decay_precedence=precedence,
         baseline=baseline,
+        composition=resolve_composition(
+            paramwise_cfg,
+            base_lr=base_lr,
+            base_wd=base_wd,
+            optimizer=optimizer,
+            # RoutedOptimizer's sub-optimizers (SPEC 3.6), what a rule's optimizer= may name.
+            routes=(
+                routes
+                if routes is not None
+                else list(optimizer_cfg["optimizers"])
+                if isinstance(optimizer_cfg.get("optimizers"), Mapping)
+                else None
+            ),
+        ),
     )

@@ -11,6 +11,7 @@ from ._main import main
 from ._roots import find_root_registries, import_locations, iter_tree
 from ._support import (
     UsageError,
+    add_set_option,
     did_you_mean,
     parse_command_line,
     print_exception,
@@ -20,6 +21,7 @@ from ._support import (
 
 __all__ = [
     "UsageError",
+    "add_set_option",
     "did_you_mean",
     "find_root_registries",
     "import_locations",

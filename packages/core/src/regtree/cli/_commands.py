@@ -6,20 +6,18 @@ returns the exit status; ``main`` in ``regtree.cli._main`` picks the one the com
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Sequence
+from typing import Any
 
+from .._diagnostics import closest
+from .._naming import origin, registry_label
+from .._registry import Registry
 from ..config import format_path
 from ._roots import iter_tree
 from ._support import UsageError, did_you_mean, print_exception
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Sequence
-    from typing import Any
-
-    from .._registry import Registry
 
 __all__ = [
     "DEFAULT_SECTION",
@@ -29,6 +27,7 @@ __all__ = [
     "run_show",
     "run_tree",
     "run_validate",
+    "select_registry",
 ]
 
 PROG = "regtree"
@@ -36,7 +35,13 @@ PROG = "regtree"
 DEFAULT_SECTION = "model"
 
 
-def _select_registry(roots: Sequence[Registry[Any]], name: str, scope: str | None) -> Registry[Any]:
+def select_registry(roots: Sequence[Registry[Any]], name: str, scope: str | None) -> Registry[Any]:
+    """Return the root named ``name`` among ``roots``, or the registry of ``scope`` in its tree.
+
+    Raises:
+        UsageError: No tree has that name, or the tree has no registry of that scope; the message
+            names the closest and lists the choices.
+    """
     by_name: dict[str, Registry[Any]] = {}
     for candidate in roots:
         by_name.setdefault(candidate.name, candidate)
@@ -76,7 +81,7 @@ def run_tree(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
     """
     chosen = list(roots)
     if options.registry is not None:
-        chosen = [_select_registry(roots, options.registry, None)]
+        chosen = [select_registry(roots, options.registry, None)]
     if options.json:
         print(json.dumps([_tree_as_dict(root) for root in chosen], indent=2))
         return 0
@@ -128,7 +133,7 @@ def run_list(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
     """
     from fnmatch import fnmatchcase
 
-    selected = _select_registry(roots, options.registry, options.scope)
+    selected = select_registry(roots, options.registry, options.scope)
     members = [selected] if options.scope is not None else list(iter_tree(selected))
     pattern = (options.pattern or "*").lower()
     rows: list[dict[str, object]] = []
@@ -165,14 +170,10 @@ def run_list(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
 
 
 def _defined_in(obj: object) -> str:
-    from .._diagnostics import origin
-
     return origin(obj)
 
 
 def _describe(registry: Registry[Any]) -> str:
-    from .._registry import registry_label
-
     return registry_label(registry)
 
 
@@ -192,7 +193,7 @@ def run_show(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
     Raises:
         UsageError: The key is not registered, is ambiguous, or the registry is unknown.
     """
-    selected = _select_registry(roots, options.registry, options.scope)
+    selected = select_registry(roots, options.registry, options.scope)
     key: str = options.key
     owner, name, obj = _find_entry(selected, key)
     details = _entry_details(owner, name, obj)
@@ -242,9 +243,7 @@ def _find_entry(selected: Registry[Any], key: str) -> tuple[Registry[Any], str, 
     bare = {n.rpartition(".")[2]: n for n in names}
     hint = did_you_mean(key, names) or did_you_mean(key, bare)
     if not hint and "." not in key:
-        from difflib import get_close_matches
-
-        close = get_close_matches(key, list(bare), n=1, cutoff=0.6)
+        close = closest(key, bare, count=1)
         hint = f"; did you mean {bare[close[0]]!r}?" if close else ""
     raise UsageError(f"{key!r} is not registered in {_describe(selected)} or its tree{hint}")
 
@@ -312,7 +311,7 @@ def run_validate(options: argparse.Namespace, roots: Sequence[Registry[Any]]) ->
     Raises:
         UsageError: ``--registry`` or ``--scope`` names no registry.
     """
-    registry = _select_registry(roots, options.registry, options.scope)
+    registry = select_registry(roots, options.registry, options.scope)
     cfg, section = options.cfg, options.section
     problems = registry.validate(cfg)
     if options.json:
@@ -352,7 +351,7 @@ def run_build(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> in
     Raises:
         UsageError: ``--registry`` or ``--scope`` names no registry.
     """
-    registry = _select_registry(roots, options.registry, options.scope)
+    registry = select_registry(roots, options.registry, options.scope)
     cfg, section = options.cfg, options.section
     try:
         built = registry.build(cfg)

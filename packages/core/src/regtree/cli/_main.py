@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from typing import Any
 
+from .._registry import Registry
 from ._commands import (
     DEFAULT_SECTION,
     PROG,
@@ -20,9 +22,13 @@ from ._commands import (
     run_tree,
     run_validate,
 )
+from ._doctor import add_doctor_command
+from ._resolve import add_resolve_parser, run_resolve
 from ._roots import find_root_registries, import_locations
+from ._schema import add_schema_command
 from ._support import (
     UsageError,
+    add_set_option,
     did_you_mean,
     parse_command_line,
     print_exception,
@@ -30,16 +36,9 @@ from ._support import (
     run_command,
 )
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Any
-
-    from .._registry import Registry
-
 __all__ = ["COMMANDS", "build_parser", "load_section", "main"]
 
-COMMANDS = ("tree", "list", "show", "validate", "build")
+COMMANDS = ("tree", "list", "show", "validate", "build", "resolve", "schema", "doctor")
 DEFAULT_TREE = "model"
 
 _SECTION_HELP = (
@@ -64,13 +63,19 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
     options = parse_command_line(PROG, build_parser(), arguments, COMMANDS)
     if isinstance(options, int):
         return options
+    if options.command == "resolve":  # a config alone: no plugin is imported
+        return run_command(PROG, partial(run_resolve, options))
     if getattr(options, "config", None) is not None:
         # Read the file before importing plugins: a bad file fails at once, before torch loads.
         try:
-            options.cfg, options.section = load_section(options.config, options.section)
+            options.cfg, options.section = load_section(
+                options.config, options.section, options.overrides
+            )
         except UsageError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
+    if getattr(options, "imports_plugins", False):  # doctor imports them one by one itself
+        return run_command(PROG, partial(options.handler, options, roots))
     try:
         if roots is None:
             from .._plugins import load_plugins
@@ -146,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_options(build)
     build.set_defaults(handler=run_build)
+    add_resolve_parser(commands)
+    add_schema_command(commands)
+    add_doctor_command(commands)
     return parser
 
 
@@ -168,15 +176,17 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
     _add_registry_options(parser)
     parser.add_argument("--section", metavar="KEY", help=_SECTION_HELP)
+    add_set_option(parser)
 
 
-def load_section(path: str, section: str | None) -> tuple[Any, str]:
+def load_section(path: str, section: str | None, overrides: Sequence[str] = ()) -> tuple[Any, str]:
     """Load a config file and pick the part to act on.
 
     Args:
         path: The config file.
         section: A top-level key to use; None picks the ``model`` section when the file has one,
             otherwise the whole file.
+        overrides: ``--set`` texts, applied to the whole config before the section is taken.
 
     Returns:
         The chosen value and its path in the file (``'model'``, or ``''`` for the whole file).
@@ -184,7 +194,7 @@ def load_section(path: str, section: str | None) -> tuple[Any, str]:
     Raises:
         UsageError: The file cannot be read, or the section is missing or not a config.
     """
-    cfg = read_config(path)
+    cfg = read_config(path, overrides)
     if section is None:
         if DEFAULT_SECTION not in cfg:
             return cfg, ""

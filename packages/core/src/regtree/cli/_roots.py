@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .._registry import Registry
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Any
 
 __all__ = ["find_root_registries", "import_locations", "iter_tree"]
 
@@ -58,7 +55,17 @@ def import_locations(root: Registry[Any]) -> None:
 
 
 def iter_tree(root: Registry[Any]) -> Iterator[Registry[Any]]:
-    """Yield ``root`` and every registry below it, depth first, children in scope order."""
-    yield root
-    for scope in sorted(root.children):
-        yield from iter_tree(root.children[scope])
+    """Yield ``root`` and every registry below it, depth first, children in scope order.
+
+    The order in which the command prints a tree; the registries are those of ``root.walk()``.
+    """
+
+    def scopes_from_root(registry: Registry[Any]) -> list[str]:
+        path: list[str] = []
+        node: Registry[Any] | None = registry
+        while node is not None and node is not root:
+            path.append(node.scope)
+            node = node.parent
+        return path[::-1]
+
+    yield from sorted(root.walk(), key=scopes_from_root)

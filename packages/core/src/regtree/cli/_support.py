@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
+from .._diagnostics import closest
 from ..config import ConfigError, load_config
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-    from typing import Any
 
 __all__ = [
     "UsageError",
+    "add_set_option",
     "did_you_mean",
     "parse_command_line",
     "print_exception",
@@ -111,34 +110,53 @@ def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     Returns:
         The hint, ready to append to an error message.
     """
-    from difflib import get_close_matches
-
-    close = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    close = closest(word, choices, count=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
 # --- reading a config file --------------------------------------------------------------------
 
 
-def read_config(path: str) -> dict[str, Any]:
+def read_config(path: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Load a config file, turning a file that cannot be read or parsed into a ``UsageError``.
 
     Args:
         path: The config file.
+        overrides: ``--set`` texts (``'optimizer.lr=1e-3'``), applied after inheritance.
 
     Returns:
         The loaded config, as ``load_config`` returns it.
 
     Raises:
-        UsageError: The file cannot be read or is not a valid config; the message names the file.
+        UsageError: The file cannot be read, is not a valid config, or an override does not fit
+            it; the message names the file.
     """
     try:
-        return load_config(path)
+        return load_config(path, overrides)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise UsageError(f"{path}: cannot read the config file: {reason}") from None
+
+
+def add_set_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--set PATH=VALUE`` (repeatable, in order) to a command that reads a config file.
+
+    The texts land in ``options.overrides``, ready for :func:`read_config`.
+    """
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help=(
+            "override a value after inheritance, in Hydra's grammar: a.b=1 replaces, +a.c=2 "
+            "adds, ++a.d=3 adds or replaces, ~a.b deletes; an integer part indexes a list; the "
+            "value is a YAML flow value (1e-4, [16, 32], {type: Net}); repeatable"
+        ),
+    )
 
 
 # --- printing failures ------------------------------------------------------------------------

@@ -7,7 +7,7 @@ except ``Registry.validate``, which calls :func:`validate_config`.
 from __future__ import annotations
 
 from ._load import SUPPORTED_SUFFIXES, ConfigError, config_origins, load_config
-from ._validate import PROBLEM_KINDS, ConfigProblem, format_path, suggest_keys, validate_config
+from ._validate import PROBLEM_KINDS, ConfigProblem, format_path, validate_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ __all__ = [
     "dump_config",
     "format_path",
     "load_config",
-    "suggest_keys",
     "type_mismatch",
     "validate_config",
 ]

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from _collections_abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+from .._miss import LookupMiss
+from .._naming import origin, registry_label
+from .._registry import Registry
+from .._scope import check_scope, current_scope, default_scope
+
+if TYPE_CHECKING:  # inspect is imported by a check that needs it: `import regtree` stays light
     from inspect import Signature
-    from typing import Any
-
-    from .._registry import Registry
 
 __all__ = [
     "PROBLEM_KINDS",
     "ConfigProblem",
     "format_path",
-    "resolve_key",
-    "suggest_keys",
+    "signature_of",
     "validate_config",
 ]
 
@@ -148,8 +148,6 @@ def validate_config(
     Raises:
         TypeError: ``cfg`` is neither a mapping nor a list, or ``default_args`` is not a mapping.
     """
-    from .._registry import Registry
-
     if not isinstance(registry, Registry):
         raise TypeError(f"registry must be a Registry, got {registry!r}")
     if default_args is not None and not isinstance(default_args, Mapping):
@@ -221,8 +219,6 @@ class _Checker:
         top_level: bool,
     ) -> None:
         """Check one config mapping and everything nested in it."""
-        from .._scope import default_scope
-
         if id(cfg) in self._open:
             return
         self._open.add(id(cfg))
@@ -239,8 +235,6 @@ class _Checker:
     def _scope_of(self, cfg: Mapping[Any, object], path: tuple[str | int, ...]) -> str | None:
         if "_scope_" not in cfg:
             return None
-        from .._scope import check_scope
-
         scope = cfg["_scope_"]
         try:
             return check_scope(scope, "_scope_")
@@ -262,8 +256,6 @@ class _Checker:
         elif "type" in default_args:
             type_value = default_args["type"]
         else:
-            from .._registry import registry_label
-
             self.add(
                 (*path, "type"),
                 "missing-type",
@@ -287,16 +279,17 @@ class _Checker:
         self, type_value: object, path: tuple[str | int, ...], *, top_level: bool
     ) -> Callable[..., object] | None:
         if isinstance(type_value, str):
-            found = resolve_key(self.registry, type_value)
-            if callable(found):
+            found = self.registry.resolve(type_value, current_scope())
+            if not isinstance(found, LookupMiss):
                 return found
-            suggestions = suggest_keys(self.registry, type_value)
-            if top_level or suggestions or _known_scope(self.registry, type_value):
-                from .._diagnostics import describe_miss
-                from .._scope import current_scope
+            from .._diagnostics import describe_miss, suggest_keys  # difflib: on problems only
 
-                message = describe_miss(self.registry, type_value, current_scope())
-                self.add(path, "unknown-type", message, suggestions)
+            suggestions = suggest_keys(found)
+            # A nested config of another registry (an initializer, another package's loss) is
+            # left alone unless something in this tree comes close or its scope was found.
+            scope_found = "." in type_value and found.reached is not found.registry
+            if top_level or suggestions or scope_found:
+                self.add(path, "unknown-type", describe_miss(found), suggestions)
             return None
         if callable(type_value):
             return type_value
@@ -316,11 +309,12 @@ class _Checker:
         given: Mapping[Any, object],
         path: tuple[str | int, ...],
     ) -> None:
-        signature = _signature(target)
+        signature = signature_of(target)
         if signature is None:
             return
-        from difflib import get_close_matches
         from inspect import Parameter
+
+        from .._diagnostics import closest  # difflib: on problems only
 
         parameters = signature.parameters.values()
         takes_any = any(p.kind is Parameter.VAR_KEYWORD for p in parameters)
@@ -340,7 +334,7 @@ class _Checker:
                     f"keyword {key!r} of {shown} is not a str; keywords are names",
                 )
             elif key not in keywords and not takes_any:
-                close = tuple(get_close_matches(key, keywords, n=1, cutoff=0.6))
+                close = tuple(closest(key, keywords, count=1))
                 corrected.update(close)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 accepted = ", ".join(keywords) or "none"
@@ -389,86 +383,22 @@ class _Checker:
                 self.add((*path, key), "wrong-type", f"expected {expected}, got {_shown(value)}")
 
 
-def resolve_key(registry: Registry[Any], key: str) -> Callable[..., Any] | None:
-    """Look ``key`` up as ``build`` does: through the default scope's registry, then ``registry``.
-
-    Args:
-        registry: The registry that would build.
-        key: A registered name, scoped (``'demo_cls.NetB'``) or not.
-
-    Returns:
-        The registered object, or None.
-    """
-    from .._build import _resolve_in_scope
-    from .._scope import current_scope
-
-    scope = current_scope()
-    if scope is None:
-        return registry.get(key)
-    return _resolve_in_scope(registry, key, scope)
-
-
-def suggest_keys(registry: Registry[Any], key: str, limit: int = 5) -> tuple[str, ...]:
-    """Return registered keys close to ``key`` that would resolve where ``key`` was looked up.
-
-    Candidates are the names the key's own scopes reach (``'toycls.Body'`` for
-    ``'toycls.Bdy'``; plain names for an unscoped key), then every entry of the tree as
-    ``'scope.Name'``; they are compared by name, ignoring case.
-
-    Args:
-        registry: The registry the key was looked up in.
-        key: The key that found nothing.
-        limit: The most suggestions.
-
-    Returns:
-        The suggestions, closest first.
-    """
-    from .._diagnostics import closest
-
-    by_name: dict[str, list[str]] = {}
-    offered: set[tuple[str, int]] = set()
-
-    def offer(candidate: str, name: str, obj: object) -> None:
-        # One key per object and name: the first offered is the shortest that resolves.
-        if (name, id(obj)) not in offered:
-            offered.add((name, id(obj)))
-            by_name.setdefault(name, []).append(candidate)
-
-    prefix, rest = "", key
-    node: Registry[Any] | None = registry
-    while node is not None and "." in rest:
-        scope, _, rest = rest.partition(".")
-        prefix += f"{scope}."
-        node = node._registry_for_scope(scope)
-    while node is not None:  # get() falls back to the ancestors of the registry reached
-        for name, obj in node.module_dict.items():
-            offer(prefix + name, name, obj)
-        node = node.parent
-    pending = [registry.root]
-    while pending:
-        member = pending.pop(0)
-        for name, obj in member.module_dict.items():
-            offer(f"{member.scope}.{name}", name, obj)
-        pending.extend(member.children[scope] for scope in sorted(member.children))
-    near = closest(rest.rpartition(".")[2], by_name, count=3)
-    return tuple([candidate for name in near for candidate in by_name[name]][:limit])
-
-
-def _known_scope(registry: Registry[Any], key: str) -> bool:
-    scope = registry.split_scope_key(key)[0]
-    return scope is not None and registry._registry_for_scope(scope) is not None
-
-
 def _describe_target(type_value: object, target: Callable[..., object]) -> str:
-    module = getattr(target, "__module__", None)
-    qualname = getattr(target, "__qualname__", None)
-    where = f"{module}:{qualname}" if module and qualname else repr(target)
+    where = origin(target)
     if isinstance(type_value, str):
         return f"{type_value!r} ({where})"
     return where
 
 
-def _signature(target: Callable[..., object]) -> Signature | None:
+def signature_of(target: Callable[..., object]) -> Signature | None:
+    """Return the signature a config is checked against, annotations evaluated where they can be.
+
+    Args:
+        target: The class or callable a config names.
+
+    Returns:
+        Its signature, or None where it has none (some builtins and extension types).
+    """
     from inspect import signature
 
     try:

@@ -1,0 +1,226 @@
+"""SPEC 3.3's rules applied on top of 3.2's decision: one plain product per parameter.
+
+``lr = base_lr * m0 * m1 * ... * scale``, left to right: ``m0`` is 3.2's multiplier (with
+``compose``, the custom key's and then 3.2's rule's), ``m1...`` the ``rules``' in list order and
+``scale`` the layer decay's; weight decay likewise without the scale, then the model's
+no-weight-decay hooks. Decisions are cached by what they depend on, so the per-parameter cost
+is a few lookups and only the name selectors run per name.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable
+from typing import Any, Final
+
+import torch
+from torch import nn
+
+from ._layer_decay import LayerDepths, LayerScale
+from ._model_hooks import NoDecayHooks
+from ._paramwise import Decision, ParamwiseRules
+from ._rules import Composition, ParamRule, RuleSelector
+
+__all__ = ["RuleStage", "compose_decisions", "product"]
+
+_DEFAULT_RULE: Final[str] = "default"
+
+
+def product(factors: tuple[Any, ...]) -> Any:
+    """The multipliers applied, left to right; 1.0 where there are none (explain's columns)."""
+    result: Any = 1.0
+    for factor in factors:
+        result = result * factor
+    return result
+
+
+def _labels(*rules: str) -> list[str]:
+    return [rule for rule in rules if rule != _DEFAULT_RULE]
+
+
+def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...]) -> None:
+    if option in settings:
+        value = settings[option]
+        for factor in factors:
+            value = value * factor
+        settings[option] = value
+
+
+def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules) -> Decision:
+    """``compose=True``: a custom key's settings, with 3.2's rule multiplied on top.
+
+    ``base * custom * rule``: the custom key's lr and weight decay (already ``base * custom``)
+    times the multipliers 3.2's rules give the parameter.
+    """
+    settings = dict(custom.settings)
+    _multiplied(settings, "lr", builtin.lr_factors)
+    _multiplied(settings, "weight_decay", builtin.decay_factors)
+    return rules.decision(
+        settings,
+        ", ".join(_labels(custom.rule, builtin.rule)) or _DEFAULT_RULE,
+        lr_factors=(*custom.lr_factors, *builtin.lr_factors),
+        decay_factors=(*custom.decay_factors, *builtin.decay_factors),
+    )
+
+
+class RuleStage:
+    """The ``rules``, layer decay and model hooks of one call, for one model.
+
+    Args:
+        composition: The validated SPEC 3.3 keys.
+        model: The unwrapped model (its hooks are read here).
+        rules: The validated paramwise rules (for the frozen settings and merge keys).
+
+    Raises:
+        ValueError: the model lacks the layer-depth hook that ``layer_decay`` needs.
+        TypeError: a no-weight-decay hook returns something other than str.
+    """
+
+    def __init__(
+        self,
+        composition: Composition,
+        model: nn.Module,
+        rules: ParamwiseRules,
+    ) -> None:
+        self.composition = composition
+        self.selector = RuleSelector(composition.rules) if composition.rules else None
+        self.depths = (
+            LayerDepths(composition.layer_decay, model)
+            if composition.layer_decay is not None
+            else None
+        )
+        hooks = NoDecayHooks(model) if composition.model_hooks else None
+        self.hooks = hooks if hooks else None
+        self.to_freeze: list[torch.Tensor] = []
+        self._rules = rules
+        # (3.2 decision, rules selected, layer, hook) -> (decision, freezes)
+        self._cache: dict[Hashable, tuple[Decision, bool]] = {}
+
+    def module_facts(self, module: nn.Module) -> int:
+        """An id of what the ``module`` selectors see in ``module`` (call once per module)."""
+        if self.selector is None:
+            return -1
+        return self.selector.module_facts(module)
+
+    def refine(
+        self,
+        decision: Decision,
+        facts: int,
+        name: str,
+        param: torch.Tensor,
+        full_name: str,
+        ndim: int | None = None,
+    ) -> Decision:
+        """Apply the rules, the layer decay and the hooks to one parameter's 3.2 decision.
+
+        Args:
+            decision: What SPEC 3.2 decided.
+            facts: Its module's :meth:`module_facts`.
+            name: Its attribute name in its module.
+            param: The parameter.
+            full_name: Its name in the unwrapped model.
+            ndim: Its original number of dimensions where sharding changed it (FSDP1).
+
+        Raises:
+            ValueError: layer decay puts it outside ``0..num_layers - 1``.
+        """
+        selector = self.selector
+        selected: tuple[ParamRule, ...] = ()
+        if selector is not None:
+            ndim = param.ndim if ndim is None else ndim
+            selected = selector.select(facts, name, ndim, full_name)
+        if not param.requires_grad:
+            # Frozen in the model: no rule, hook or layer decay applies.
+            return decision
+        layer = self.depths.scale(full_name) if self.depths is not None else None
+        hook = self.hooks.reason(full_name) if self.hooks is not None else None
+        # id(layer): one object per layer, kept alive by LayerDepths, and cheaper to hash.
+        key = (decision, selected, id(layer), hook)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._resolve(decision, selected, layer, hook)
+        result, freezes = found
+        if freezes:
+            self.to_freeze.append(param)
+        return result
+
+    def _resolve(
+        self,
+        decision: Decision,
+        selected: tuple[ParamRule, ...],
+        layer: LayerScale | None,
+        hook: str | None,
+    ) -> tuple[Decision, bool]:
+        # The decision, and whether it freezes the parameter.
+        for rule in selected:
+            if rule.freeze:
+                return self._frozen(f"frozen by {rule.label} (freeze: true)"), True
+        scale: Any = None
+        layer_label = ""
+        if layer is not None:
+            _, _, scale, frozen, layer_label = layer
+            if frozen:
+                assert self.depths is not None
+                below = self.depths.config.freeze_below
+                why = f"frozen by {layer_label} (scale {scale} < freeze_below {below})"
+                return self._frozen(why), True
+        return self._combine(decision, selected, scale, layer_label, hook), False
+
+    def _frozen(self, why: str) -> Decision:
+        return self._rules.decision(self._rules.base_settings(), why)
+
+    def _combine(
+        self,
+        decision: Decision,
+        selected: tuple[ParamRule, ...],
+        scale: Any,
+        layer_label: str,
+        hook: str | None,
+    ) -> Decision:
+        settings = dict(decision.settings)
+        lr_factors = list(decision.lr_factors)
+        decay_factors = list(decision.decay_factors)
+        labels = _labels(decision.rule)
+        route = decision.route
+        for rule in selected:
+            if rule.lr_mult is not None:
+                settings["lr"] = settings["lr"] * rule.lr_mult
+                lr_factors.append(rule.lr_mult)
+            if rule.decay_mult is not None:
+                settings["weight_decay"] = settings["weight_decay"] * rule.decay_mult
+                decay_factors.append(rule.decay_mult)
+            # Options are set, not multiplied: a later rule's value wins.
+            settings.update(rule.options)
+            if rule.optimizer is not None:
+                route = rule.optimizer
+            labels.append(rule.label)
+        if layer_label:
+            settings["lr"] = settings["lr"] * scale
+            lr_factors.append(scale)
+            labels.append(layer_label)
+        if hook is not None:
+            # After every other rule: weight decay 0, even where the config sets none.
+            settings["weight_decay"] = settings.get("weight_decay", 0.0) * 0
+            decay_factors.append(0)
+            labels.append(hook)
+        return self._rules.decision(
+            settings,
+            ", ".join(labels) or _DEFAULT_RULE,
+            lr_factors=tuple(lr_factors),
+            decay_factors=tuple(decay_factors),
+            route=route,
+        )
+
+    def finish(self, root: nn.Module) -> None:
+        """Warn about every rule that selected no parameter."""
+        if self.selector is None:
+            return
+        for rule in self.selector.rules:
+            if rule.index not in self.selector.used:
+                warnings.warn(
+                    f"paramwise_cfg['rules'][{rule.index}] selects no parameter of "
+                    f"{type(root).__name__}; it has no effect. Check its selectors against "
+                    "the names explain() shows.",
+                    UserWarning,
+                    stacklevel=5,
+                )

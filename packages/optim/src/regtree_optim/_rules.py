@@ -1,0 +1,506 @@
+"""``paramwise_cfg['rules']`` (SPEC 3.3): each rule's selectors and effects, validated once.
+
+A rule selects parameters by name (``match`` globs, a ``regex``, ``exclude`` globs), by the
+module that owns them (``module``), by their ``ndim`` and by their own attribute ``name``; every
+selector given must hold. What a rule does to the parameters it selects is applied elsewhere
+(``_compose``); this module only says which rules select a parameter.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import numbers
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from torch import nn
+
+from ._layer_decay import LayerDecay, resolve_layer_decay
+from ._module_kinds import module_kind
+from ._names import closest_names
+from ._optimizer_types import OptimizerInfo
+
+__all__ = [
+    "COMPOSITION_KEYS",
+    "MODULE_KINDS",
+    "Composition",
+    "ParamRule",
+    "RuleSelector",
+    "is_depthwise",
+    "resolve_composition",
+    "resolve_param_rules",
+]
+
+# The paramwise_cfg keys of SPEC 3.3 (decay_precedence, also new there, belongs to 3.2's rules).
+COMPOSITION_KEYS: Final[tuple[str, ...]] = ("compose", "rules", "model_hooks", "layer_decay")
+
+_SELECTORS: Final[tuple[str, ...]] = ("match", "regex", "exclude", "module", "ndim", "name")
+_EFFECTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult", "freeze", "optimizer")
+# The group's own keys, and the two bases a rule multiplies rather than sets.
+_RESERVED: Final[dict[str, str]] = {
+    "params": "parameters are chosen by the rule's selectors",
+    "param_names": "parameter names are filled in by the constructor",
+    "lr": "a rule multiplies the lr: use lr_mult",
+    "weight_decay": "a rule multiplies the weight decay: use decay_mult",
+}
+MODULE_KINDS: Final[tuple[str, ...]] = ("norm", "dwconv", "dcn", "conv", "linear", "embedding")
+_EMBEDDING_TYPES: Final[tuple[type, ...]] = (nn.Embedding, nn.EmbeddingBag)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ParamRule:
+    """One entry of ``paramwise_cfg['rules']``, validated.
+
+    Attributes:
+        index: Its position in the list.
+        label: How ``explain`` and messages name it: ``'rules[2]'``.
+        match: Globs over the full name, compiled into one pattern (None: not given).
+        regex: ``re.search``-ed in the full name (None: not given).
+        exclude: Globs that deselect, compiled into one pattern (None: not given).
+        kinds: Module kinds (``'norm'``, ...) of which the owning module must be one.
+        classes: Class names of which the owning module's class (or a base) must be one.
+        ndim: Inclusive ``(min, max)`` of the parameter's ``ndim`` (None: not given).
+        names: The parameter's own attribute names (None: not given).
+        lr_mult: Multiplies the lr (None: not given).
+        decay_mult: Multiplies the weight decay (None: not given).
+        options: Optimizer options it sets (a later rule's value wins).
+        freeze: Sets ``requires_grad=False`` on what it selects.
+        optimizer: The sub-optimizer it routes its parameters to (SPEC 3.6), or None.
+    """
+
+    index: int
+    label: str
+    match: re.Pattern[str] | None = None
+    regex: re.Pattern[str] | None = None
+    exclude: re.Pattern[str] | None = None
+    kinds: frozenset[str] = frozenset()
+    classes: frozenset[str] = frozenset()
+    ndim: tuple[int, int] | None = None
+    names: frozenset[str] | None = None
+    lr_mult: Any = None
+    decay_mult: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+    freeze: bool = False
+    optimizer: str | None = None
+
+    @property
+    def selects_by_name(self) -> bool:
+        """Whether the full name takes part (``match``, ``regex`` or ``exclude``)."""
+        return self.match is not None or self.regex is not None or self.exclude is not None
+
+    def selects_name(self, full_name: str) -> bool:
+        """Whether the name selectors hold for ``full_name``."""
+        if self.match is not None and self.match.match(full_name) is None:
+            return False
+        if self.regex is not None and self.regex.search(full_name) is None:
+            return False
+        return self.exclude is None or self.exclude.match(full_name) is None
+
+    def selects_facts(
+        self, kinds: frozenset[str], classes: frozenset[str], name: str, ndim: int
+    ) -> bool:
+        """Whether the module, ``name`` and ``ndim`` selectors hold."""
+        if (self.kinds or self.classes) and not (self.kinds & kinds or self.classes & classes):
+            return False
+        if self.names is not None and name not in self.names:
+            return False
+        return self.ndim is None or self.ndim[0] <= ndim <= self.ndim[1]
+
+
+def is_depthwise(module: nn.Module, is_conv: bool) -> bool:
+    """A depthwise conv: a Conv1d/2d/3d with ``groups == in_channels > 1`` (SPEC 3.2)."""
+    return is_conv and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
+
+
+# A rule's name selectors, compiled: (rule, match, regex, exclude); all None for a rule that
+# holds on the facts alone.
+_NameCheck = tuple[
+    ParamRule, "re.Pattern[str] | None", "re.Pattern[str] | None", "re.Pattern[str] | None"
+]
+
+
+class RuleSelector:
+    """Which rules select a parameter, with everything but the name looked at once per fact set.
+
+    Also records which rules selected anything, for the warning about rules that select nothing.
+    """
+
+    def __init__(self, rules: Sequence[ParamRule]) -> None:
+        self.rules = tuple(rules)
+        self.used: set[int] = set()
+        # Per call, not global: register_norm_type may change what a type is between calls.
+        self._by_type: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
+        # (type, depthwise) -> a small int standing for the module's facts (cheap to hash).
+        self._fact_ids: dict[tuple[type, bool], int] = {}
+        self._facts: list[tuple[frozenset[str], frozenset[str]]] = []
+        # (fact id, name, ndim) -> (rules selected whatever the name, or None, name checks)
+        self._by_facts: dict[
+            tuple[int, str, int], tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]]
+        ] = {}
+
+    def module_facts(self, module: nn.Module) -> int:
+        """An id for the kinds and class names a ``module`` selector sees in ``module``."""
+        module_type = type(module)
+        kinds, classes = self._type_facts(module_type)
+        dw = "conv" in kinds and is_depthwise(module, True)
+        key = (module_type, dw)
+        found = self._fact_ids.get(key)
+        if found is None:
+            found = self._fact_ids[key] = len(self._facts)
+            self._facts.append((kinds | {"dwconv"} if dw else kinds, classes))
+        return found
+
+    def _type_facts(self, module_type: type) -> tuple[frozenset[str], frozenset[str]]:
+        # The kinds that hold for every instance, and the class names along the MRO.
+        found = self._by_type.get(module_type)
+        if found is None:
+            kind = module_kind(module_type)
+            kinds = {
+                "norm": kind.is_norm,
+                "dcn": kind.is_dcn,
+                "conv": kind.is_conv,
+                "linear": issubclass(module_type, nn.Linear),
+                "embedding": issubclass(module_type, _EMBEDDING_TYPES),
+            }
+            # A base's name counts, so FSDP2's FSDPLinear (a Linear subclass) is 'Linear' too.
+            classes = frozenset(cls.__name__ for cls in module_type.__mro__)
+            found = self._by_type[module_type] = (
+                frozenset(name for name, holds in kinds.items() if holds),
+                classes,
+            )
+        return found
+
+    def _entry(
+        self, key: tuple[int, str, int]
+    ) -> tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]]:
+        facts, name, ndim = key
+        kinds, classes = self._facts[facts]
+        candidates = [rule for rule in self.rules if rule.selects_facts(kinds, classes, name, ndim)]
+        checks = tuple((rule, rule.match, rule.regex, rule.exclude) for rule in candidates)
+        if any(rule.selects_by_name for rule in candidates):
+            entry: tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]] = ((), checks)
+        else:
+            # Selected whatever the name: recorded as used now, since they are selected now.
+            self.used.update(rule.index for rule in candidates)
+            entry = (tuple(candidates), ())
+        self._by_facts[key] = entry
+        return entry
+
+    def select(self, facts: int, name: str, ndim: int, full_name: str) -> tuple[ParamRule, ...]:
+        """The rules, in list order, that select one parameter.
+
+        Args:
+            facts: Its module's :meth:`module_facts`.
+            name: Its attribute name in the module.
+            ndim: Its (original, unsharded) number of dimensions.
+            full_name: Its name in the unwrapped model.
+        """
+        key = (facts, name, ndim)
+        entry = self._by_facts.get(key)
+        if entry is None:
+            entry = self._entry(key)
+        static, checks = entry
+        if not checks:
+            return static
+        # The hot path of name selectors: one compiled pattern call per selector given.
+        selected = []
+        used = self.used
+        for rule, match, regex, exclude in checks:
+            if match is not None and match.match(full_name) is None:
+                continue
+            if regex is not None and regex.search(full_name) is None:
+                continue
+            if exclude is not None and exclude.match(full_name) is not None:
+                continue
+            selected.append(rule)
+            used.add(rule.index)
+        return tuple(selected)
+
+
+# -- validation -------------------------------------------------------------------------------
+
+
+def _where(index: int) -> str:
+    return f"paramwise_cfg['rules'][{index}]"
+
+
+def _str_list(value: object, index: int, key: str, what: str) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if (
+        isinstance(items, (list, tuple))
+        and items
+        and all(isinstance(item, str) and item for item in items)
+    ):
+        return list(items)
+    raise ValueError(
+        f"{_where(index)}[{key!r}] must be {what} or a non-empty list of them, got {value!r} "
+        f"({type(value).__name__})."
+    )
+
+
+def _globs(value: object, index: int, key: str) -> re.Pattern[str]:
+    globs = _str_list(value, index, key, "a glob (a str such as 'backbone.*.norm*.weight')")
+    # fnmatch syntax, case-sensitive, over the whole name; '*' crosses dots.
+    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs))
+
+
+def _regex(value: object, index: int) -> re.Pattern[str]:
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{_where(index)}['regex'] must be a regular expression (a str), got {value!r} "
+            f"({type(value).__name__})."
+        )
+    try:
+        return re.compile(value)
+    except re.error as error:
+        raise ValueError(
+            f"{_where(index)}['regex'] {value!r} is not a valid regular expression: {error}."
+        ) from None
+
+
+def _modules(value: object, index: int) -> tuple[frozenset[str], frozenset[str]]:
+    names = _str_list(
+        value,
+        index,
+        "module",
+        f"a module kind ({', '.join(map(repr, MODULE_KINDS))}) or a class name",
+    )
+    kinds = frozenset(name for name in names if name in MODULE_KINDS)
+    return kinds, frozenset(names) - kinds
+
+
+def _ndim(value: object, index: int) -> tuple[int, int]:
+    def is_int(item: object) -> bool:
+        return isinstance(item, int) and not isinstance(item, bool) and item >= 0
+
+    if is_int(value):
+        assert isinstance(value, int)
+        return value, value
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(map(is_int, value)):
+        low, high = value
+        if low <= high:
+            return low, high
+    raise ValueError(
+        f"{_where(index)}['ndim'] must be an int >= 0 or an inclusive [min, max] pair of them, "
+        f"got {value!r}."
+    )
+
+
+def _mult(value: object, index: int, key: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{_where(index)}[{key!r}] must be a number, got {value!r} ({type(value).__name__})."
+        )
+    return value
+
+
+def _resolve_one(
+    index: int,
+    entry: Mapping[Any, Any],
+    base_lr: Any,
+    base_wd: Any,
+    optimizer: OptimizerInfo,
+    routes: Collection[str] | None,
+) -> ParamRule:
+    where = _where(index)
+    accepted_options = optimizer.options
+    optimizer_name = optimizer.name
+    values: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in entry.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{where} keys must be str, got {key!r} ({type(key).__name__}).")
+        if key in _SELECTORS or key in _EFFECTS:
+            values[key] = value
+            continue
+        if key in _RESERVED:
+            raise ValueError(f"{where} sets {key!r}, which a rule may not set: {_RESERVED[key]}.")
+        if accepted_options is not None and key not in accepted_options:
+            valid = [*_SELECTORS, *_EFFECTS, *sorted(accepted_options)]
+            hint = closest_names(key, valid)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
+            raise ValueError(
+                f"{where} has unknown key {key!r}{suggestion} A rule holds selectors "
+                f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
+                f"{optimizer_name} accepts: {', '.join(sorted(accepted_options))}."
+            )
+        expected = optimizer.expected_type(key, value)
+        if expected is not None:
+            raise TypeError(
+                f"{where}[{key!r}]: expected {expected}, got {value!r} ({type(value).__name__}), "
+                f"as the signature of {optimizer_name} annotates {key!r}"
+            )
+        options[key] = value
+    if not any(key in values for key in _SELECTORS):
+        raise ValueError(
+            f"{where} has no selector, so it would apply to every parameter by accident; give at "
+            f"least one of {', '.join(_SELECTORS)} (match='*' selects everything)."
+        )
+    kinds, classes = _modules(values["module"], index) if "module" in values else ((), ())
+    lr_mult = _mult(values["lr_mult"], index, "lr_mult") if "lr_mult" in values else None
+    decay_mult = (
+        _mult(values["decay_mult"], index, "decay_mult") if "decay_mult" in values else None
+    )
+    if lr_mult is not None and base_lr is None:
+        raise ValueError(
+            f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr, so there is nothing "
+            "to multiply; add lr to the optimizer config or drop lr_mult."
+        )
+    if decay_mult is not None and base_wd is None:
+        raise ValueError(
+            f"{where} sets decay_mult={decay_mult!r} but optimizer_cfg has no weight_decay, so "
+            "there is nothing to multiply; add weight_decay to the optimizer config or drop "
+            "decay_mult."
+        )
+    freeze = values.get("freeze", False)
+    if not isinstance(freeze, bool):
+        raise TypeError(f"{where}['freeze'] must be True or False, got {freeze!r}.")
+    route = values.get("optimizer")
+    if route is not None and not (isinstance(route, str) and route):
+        raise TypeError(
+            f"{where}['optimizer'] must name one of RoutedOptimizer's optimizers (a non-empty "
+            f"str), got {route!r} ({type(route).__name__})."
+        )
+    if route is not None and routes is None:
+        raise ValueError(
+            f"{where} routes its parameters to optimizer {route!r}, but {optimizer_name} "
+            "has no optimizers to route to; use type='RoutedOptimizer' with optimizers={name: "
+            "config, ...}, or drop 'optimizer' from the rule."
+        )
+    if route is not None and routes is not None and route not in routes:
+        hint = closest_names(route, routes)
+        suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+        raise ValueError(
+            f"{where} routes its parameters to optimizer {route!r}, which is not one of "
+            f"the optimizers: {', '.join(map(repr, routes))}.{suggestion}"
+        )
+    return ParamRule(
+        index=index,
+        label=f"rules[{index}]",
+        match=_globs(values["match"], index, "match") if "match" in values else None,
+        regex=_regex(values["regex"], index) if "regex" in values else None,
+        exclude=_globs(values["exclude"], index, "exclude") if "exclude" in values else None,
+        kinds=frozenset(kinds),
+        classes=frozenset(classes),
+        ndim=_ndim(values["ndim"], index) if "ndim" in values else None,
+        names=(
+            frozenset(_str_list(values["name"], index, "name", "a parameter name such as 'bias'"))
+            if "name" in values
+            else None
+        ),
+        lr_mult=lr_mult,
+        decay_mult=decay_mult,
+        options=options,
+        freeze=freeze,
+        optimizer=route,
+    )
+
+
+def resolve_param_rules(
+    rules: object,
+    *,
+    base_lr: Any,
+    base_wd: Any,
+    optimizer: OptimizerInfo,
+    routes: Collection[str] | None = None,
+) -> tuple[ParamRule, ...]:
+    """Validate ``paramwise_cfg['rules']``.
+
+    Args:
+        rules: The list of rule mappings.
+        base_lr: ``optimizer_cfg['lr']`` or None.
+        base_wd: ``optimizer_cfg['weight_decay']`` or None.
+        optimizer: What the optimizer accepts: its options and their annotations.
+        routes: The names a rule's ``optimizer`` may route to (RoutedOptimizer's
+            ``optimizers``), or None when the optimizer routes nowhere.
+
+    Raises:
+        TypeError: ``rules`` is not a list, an entry is not a mapping, or an effect has the
+            wrong type.
+        ValueError: a rule without a selector, a bad glob or regex, an unknown key (naming the
+            closest), or a multiplier with nothing to multiply; each names the rule's index.
+    """
+    if isinstance(rules, (str, bytes, Mapping)) or not isinstance(rules, Sequence):
+        raise TypeError(
+            f"paramwise_cfg['rules'] must be a list of rule mappings, got {rules!r} "
+            f"({type(rules).__name__})."
+        )
+    resolved = []
+    for index, entry in enumerate(rules):
+        if not isinstance(entry, Mapping):
+            raise TypeError(
+                f"{_where(index)} must be a mapping (a dict) of selectors and effects, got "
+                f"{entry!r} ({type(entry).__name__})."
+            )
+        resolved.append(_resolve_one(index, entry, base_lr, base_wd, optimizer, routes))
+    return tuple(resolved)
+
+
+# -- the whole of SPEC 3.3's configuration ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """The keys of SPEC 3.3, validated: ``compose``, ``rules``, ``model_hooks``, ``layer_decay``.
+
+    Attributes:
+        compose: A matching custom key's multipliers come first and 3.2's rules multiply on top.
+        rules: The ``rules`` list, in order.
+        model_hooks: Read the model's ``no_weight_decay()`` and ``no_weight_decay_keywords()``.
+        layer_decay: The layer-wise lr decay, or None.
+    """
+
+    compose: bool = False
+    rules: tuple[ParamRule, ...] = ()
+    model_hooks: bool = False
+    layer_decay: LayerDecay | None = None
+
+    @property
+    def after_builtin(self) -> bool:
+        """Whether anything applies after SPEC 3.2 has decided (``compose`` works within it)."""
+        return bool(self.rules) or self.model_hooks or self.layer_decay is not None
+
+
+def resolve_composition(
+    paramwise_cfg: Mapping[str, Any],
+    *,
+    base_lr: Any,
+    base_wd: Any,
+    optimizer: OptimizerInfo,
+    routes: Collection[str] | None = None,
+) -> Composition | None:
+    """Validate SPEC 3.3's keys of ``paramwise_cfg``; None when it uses none of them.
+
+    Raises:
+        TypeError: a flag is not a bool, or a value has the wrong type.
+        ValueError: as :func:`resolve_param_rules` and :func:`resolve_layer_decay` say.
+    """
+    if not any(key in paramwise_cfg for key in COMPOSITION_KEYS):
+        return None
+    for flag in ("compose", "model_hooks"):
+        if flag in paramwise_cfg and not isinstance(paramwise_cfg[flag], bool):
+            raise TypeError(
+                f"paramwise_cfg[{flag!r}] must be True or False, got {paramwise_cfg[flag]!r}"
+            )
+    rules = paramwise_cfg.get("rules")
+    layer_decay = paramwise_cfg.get("layer_decay")
+    return Composition(
+        compose=paramwise_cfg.get("compose", False),
+        rules=(
+            ()
+            if rules is None
+            else resolve_param_rules(
+                rules,
+                base_lr=base_lr,
+                base_wd=base_wd,
+                optimizer=optimizer,
+                routes=routes,
+            )
+        ),
+        model_hooks=paramwise_cfg.get("model_hooks", False),
+        layer_decay=None
+        if layer_decay is None
+        else resolve_layer_decay(layer_decay, base_lr=base_lr),
+    )

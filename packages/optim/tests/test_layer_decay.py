@@ -1,0 +1,309 @@
+"""SPEC 3.3 ``layer_decay``: mmpretrain's and timm's published goldens, exactly; its errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from regtree_optim import DefaultOptimizerConstructor, build_optimizer
+
+
+class ToyViTBackbone(nn.Module):
+    """mmpretrain's test backbone: 1-element tokens and two ``Conv2d(3, 3, 1)`` layers."""
+
+    def __init__(self, num_layers: int = 2) -> None:
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.ones(1))
+        self.pos_embed = nn.Parameter(torch.ones(1))
+        self.num_layers = num_layers
+        self.layers = nn.ModuleList(nn.Conv2d(3, 3, 1) for _ in range(num_layers))
+
+    def get_layer_depth(self, name: str, prefix: str = "") -> tuple[int, int]:
+        # mmpretrain's ViT: tokens and patch embedding 0, layers.i i + 1, the rest the top.
+        num_layers = self.num_layers + 2
+        if not name.startswith(prefix):
+            return num_layers - 1, num_layers
+        name = name[len(prefix) :]
+        if name in ("cls_token", "pos_embed") or name.startswith("patch_embed"):
+            return 0, num_layers
+        if name.startswith("layers"):
+            return int(name.split(".")[1]) + 1, num_layers
+        return num_layers - 1, num_layers
+
+
+class ToyViT(nn.Module):
+    """mmpretrain's test classifier: the backbone and a ``Linear(1, 1)`` head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = ToyViTBackbone()
+        self.head = nn.Linear(1, 1)
+
+    def get_layer_depth(self, name: str) -> tuple[int, int]:
+        # As mmpretrain's ImageClassifier: the backbone's depth, with its prefix.
+        return self.backbone.get_layer_depth(name, "backbone.")
+
+
+def test_mmpretrain_layer_decay_golden_holds_exactly() -> None:
+    base_lr, base_wd = 1.0, 0.05
+    cfg = {
+        "type": "AdamW",
+        "lr": base_lr,
+        "betas": (0.9, 0.999),
+        "weight_decay": base_wd,
+        "paramwise_cfg": {
+            "layer_decay": {"rate": 2.0},
+            "bias_decay_mult": 0.0,
+            "custom_keys": {".cls_token": {"decay_mult": 0.0}, ".pos_embed": {"decay_mult": 0.0}},
+            "merge_groups": False,  # mmpretrain's layout: one group per parameter
+        },
+    }
+    optimizer = build_optimizer(ToyViT(), cfg)
+    expected = [
+        ("backbone.cls_token", 8 * base_lr, 0.0),
+        ("backbone.pos_embed", 8 * base_lr, 0.0),
+        ("backbone.layers.0.weight", 4 * base_lr, base_wd),
+        ("backbone.layers.0.bias", 4 * base_lr, 0.0),
+        ("backbone.layers.1.weight", 2 * base_lr, base_wd),
+        ("backbone.layers.1.bias", 2 * base_lr, 0.0),
+        ("head.weight", 1 * base_lr, base_wd),
+        ("head.bias", 1 * base_lr, 0.0),
+    ]
+    assert isinstance(optimizer, torch.optim.AdamW)
+    assert (optimizer.defaults["lr"], optimizer.defaults["weight_decay"]) == (base_lr, base_wd)
+    got = [(g["param_names"][0], g["lr"], g["weight_decay"]) for g in optimizer.param_groups]
+    assert got == expected
+
+
+def test_mmpretrain_golden_explain_names_the_layer_and_the_products() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "AdamW", "lr": 1.0, "weight_decay": 0.05},
+        {"layer_decay": {"rate": 2.0}, "bias_decay_mult": 0.0},
+    )
+    rows = {row.name: row for row in constructor.explain(ToyViT())}
+    bias = rows["backbone.layers.0.bias"]
+    assert bias.rule == "bias_decay_mult, layer_decay[1/4]"
+    assert (bias.lr_mult, bias.decay_mult) == (4.0, 0.0)
+    assert rows["head.weight"].rule == "layer_decay[3/4]"
+
+
+class TimmViT(nn.Module):
+    """timm's ViT layout and its ``group_matcher`` (stem, blocks, the final norm merged)."""
+
+    def __init__(self, depth: int = 2) -> None:
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, 4))
+        self.reg_token = nn.Parameter(torch.zeros(1, 1, 4))
+        self.pos_embed = nn.Parameter(torch.zeros(1, 5, 4))
+        self.patch_embed = nn.Module()
+        self.patch_embed.proj = nn.Conv2d(3, 4, 2, stride=2)
+        self.blocks = nn.Sequential(
+            *[nn.Sequential(nn.LayerNorm(4), nn.Linear(4, 4)) for _ in range(depth)]
+        )
+        self.norm = nn.LayerNorm(4)
+        self.head = nn.Linear(4, 3)
+
+    def group_matcher(self, coarse: bool = False) -> dict[str, Any]:
+        return {
+            "stem": r"^cls_token|reg_token|pos_embed|patch_embed",
+            "blocks": [(r"^blocks\.(\d+)", None), (r"^norm", (99999,))],
+        }
+
+
+def _timm_layer(name: str) -> str:
+    if name.startswith("blocks."):
+        return f"blocks.{name.split('.')[1]}"
+    return name.split(".")[0]
+
+
+@pytest.mark.parametrize(
+    ("min_scale", "scales"),
+    [
+        (0.0, {"stem": 0.125, "blocks.0": 0.25, "blocks.1": 0.5, "norm": 0.5, "head": 1.0}),
+        (0.3, {"stem": 0.3, "blocks.0": 0.3, "blocks.1": 0.5, "norm": 0.5, "head": 1.0}),
+    ],
+)
+def test_timm_param_groups_layer_decay_golden_holds_exactly(
+    min_scale: float, scales: dict[str, float]
+) -> None:
+    base_lr = 0.1
+    constructor = DefaultOptimizerConstructor(
+        {"type": "AdamW", "lr": base_lr, "weight_decay": 0.05},
+        {"layer_decay": {"rate": 0.5, "min_scale": min_scale}},  # group_matcher: the model's hook
+    )
+    stem = ("cls_token", "reg_token", "pos_embed", "patch_embed")
+    for row in constructor.explain(TimmViT(depth=2)):
+        layer = _timm_layer(row.name)
+        scale = scales["stem" if layer in stem else layer]
+        # timm's lr: base_lr * lr_scale, its lr_scale max(min_scale, rate ** (max_id - id)).
+        assert row.lr == base_lr * scale, row.name
+        assert row.lr_mult == scale, row.name
+    rows = {row.name: row for row in constructor.explain(TimmViT(depth=2))}
+    assert rows["norm.weight"].rule == "layer_decay[2/4]"  # merged into the last block's id
+    assert rows["head.bias"].rule == "layer_decay[3/4]"  # unmatched: above every group
+
+
+def test_regex_pairs_give_n_plus_the_captured_number_and_the_rest_the_top() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0},
+        {
+            "layer_decay": {
+                "rate": 0.5,
+                "depth": [[r"backbone\.layers\.(\d+)\.", 1], [r"backbone\.", 0]],
+                "num_layers": 4,
+            }
+        },
+    )
+    rows = {row.name: row for row in constructor.explain(ToyViT())}
+    assert rows["backbone.cls_token"].rule == "layer_decay[0/4]"
+    assert rows["backbone.layers.1.bias"].rule == "layer_decay[2/4]"
+    assert rows["head.weight"].rule == "layer_decay[3/4]"
+    assert [
+        rows[n].lr for n in ("backbone.cls_token", "backbone.layers.0.weight", "head.bias")
+    ] == [
+        0.5**3,
+        0.5**2,
+        1.0,
+    ]
+
+
+def test_the_product_runs_left_to_right_through_custom_key_rules_and_scale() -> None:
+    base_lr = 0.3
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": base_lr},
+        {
+            "custom_keys": {"layers.0": {"lr_mult": 0.7}},
+            "rules": [{"name": "bias", "lr_mult": 1.3}, {"match": "backbone.*", "lr_mult": 0.9}],
+            "layer_decay": {"rate": 0.6},
+        },
+    )
+    rows = {row.name: row for row in constructor.explain(ToyViT())}
+    bias = rows["backbone.layers.0.bias"]
+    assert bias.lr == base_lr * 0.7 * 1.3 * 0.9 * 0.6**2
+    assert bias.rule == "custom_keys['layers.0'], rules[0], rules[1], layer_decay[1/4]"
+
+
+def test_freeze_below_freezes_low_layers_and_explain_says_why() -> None:
+    model = ToyViT()
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0, "weight_decay": 0.1},
+        {"layer_decay": {"rate": 0.5, "freeze_below": 0.3}},
+    )
+    rows = {row.name: row for row in constructor.explain(model)}
+    token = rows["backbone.cls_token"]
+    assert token.rule == "frozen by layer_decay[0/4] (scale 0.125 < freeze_below 0.3)"
+    assert (token.lr, token.weight_decay) == (1.0, 0.1)  # the optimizer defaults
+    assert rows["backbone.layers.1.weight"].lr == 0.5
+    constructor(model)
+    frozen = {name for name, param in model.named_parameters() if not param.requires_grad}
+    assert frozen == {
+        "backbone.cls_token",
+        "backbone.pos_embed",
+        "backbone.layers.0.weight",
+        "backbone.layers.0.bias",
+    }
+
+
+def test_parameters_frozen_in_the_model_get_no_layer_decay() -> None:
+    model = ToyViT()
+    model.backbone.layers[0].requires_grad_(False)
+    rows = {
+        row.name: row
+        for row in DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 2.0}}
+        ).explain(model)
+    }
+    assert (rows["backbone.layers.0.weight"].lr, rows["backbone.layers.0.weight"].rule) == (
+        1.0,
+        "frozen (optimizer defaults)",
+    )
+
+
+def test_get_layer_depth_is_the_default_where_a_model_has_both_hooks() -> None:
+    class Both(ToyViT):
+        def group_matcher(self, coarse: bool = False) -> dict[str, Any]:
+            return {"everything": r".*"}
+
+    rows = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 2.0}}
+    ).explain(Both())
+    assert rows[0].rule == "layer_decay[0/4]"
+    by_matcher = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 2.0, "depth": "group_matcher"}}
+    ).explain(Both())
+    assert {row.rule for row in by_matcher} == {"layer_decay[0/1]"}
+
+
+def test_a_model_without_the_hook_is_a_value_error_naming_hook_and_type() -> None:
+    plain = nn.Sequential(nn.Linear(2, 2))
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    with pytest.raises(ValueError, match=r"Sequential .* defines neither get_layer_depth\(name\)"):
+        constructor.explain(plain)
+    named = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5, "depth": "group_matcher"}}
+    )
+    with pytest.raises(
+        ValueError, match=r"needs ToyViT\.group_matcher\(\), which .*ToyViT does not define"
+    ):
+        named(ToyViT())
+
+
+def test_a_layer_id_outside_the_range_names_the_parameter() -> None:
+    class Off(ToyViT):
+        def get_layer_depth(self, name: str) -> tuple[int, int]:
+            return (7, 4) if name == "head.bias" else (0, 4)
+
+    model = Off()
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5, "freeze_below": 0.2}}
+    )
+    with pytest.raises(
+        ValueError, match=r"parameter 'head\.bias' is in layer 7 of 4, outside 0\.\.3"
+    ):
+        constructor(model)
+    assert all(param.requires_grad for param in model.parameters())  # nothing half-changed
+
+
+@pytest.mark.parametrize(
+    ("layer_decay", "error", "message"),
+    [
+        ({"rate": 0}, ValueError, r"\['rate'\] must be > 0, got 0"),
+        ({"rate": "0.5"}, TypeError, r"\['rate'\] must be a number, got '0\.5' \(str\)"),
+        ({"rat": 0.5}, ValueError, r"unknown key 'rat'; did you mean 'rate'\?"),
+        ({"min_scale": 0.1}, ValueError, r"needs 'rate'"),
+        ({"rate": 0.5, "depth": "get_layer_dept"}, ValueError, r"Did you mean 'get_layer_depth'\?"),
+        (
+            {"rate": 0.5, "depth": [[r"blocks\.(\d+)", 1]]},
+            ValueError,
+            r"needs num_layers beside it",
+        ),
+        (
+            {"rate": 0.5, "depth": [["blocks(", 1]], "num_layers": 3},
+            ValueError,
+            r"\['depth'\]\[0\] regex 'blocks\(' is not a valid",
+        ),
+        (
+            {"rate": 0.5, "num_layers": 3},
+            ValueError,
+            r"num_layers'\] goes with a list of \[regex, n\] pairs only",
+        ),
+        ([0.5], TypeError, r"must be a mapping with 'rate'"),
+    ],
+)
+def test_bad_layer_decay_configs_fail_at_construction(
+    layer_decay: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, {"layer_decay": layer_decay})
+
+
+def test_layer_decay_without_lr_is_a_value_error() -> None:
+    with pytest.raises(
+        ValueError, match=r"layer_decay'\] scales the lr but optimizer_cfg has no lr"
+    ):
+        DefaultOptimizerConstructor({"type": "SGD"}, {"layer_decay": {"rate": 0.5}})
