@@ -27,7 +27,8 @@ IMPORT_NAMES: dict[str, str] = {
 # matrix belongs to the core session, which never installs torch.
 TORCH_PYTHON = "3.11"
 CORE_PYTHONS = ["3.11", "3.12", "3.13"]
-TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+# jsonschema: the schema tests check `regtree schema` with a maintained validator.
+TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100", "jsonschema>=4.18"]
 # torch warns at import without NumPy; install it wherever torch is.
 TORCH_EXTRAS = ["numpy"]
 # The documentation site's generator (ruff formats the signatures); mkdocstrings reads the
@@ -254,14 +255,11 @@ BENCH_PEERS: list[tuple[str, list[list[str]], dict[str, str]]] = [
 ]
 
 
-@nox.session(python=TORCH_PYTHON, default=False)
-def bench(session: nox.Session) -> None:
-    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json.
+def _install_peers(session: nox.Session) -> list[str]:
+    """Install BENCH_PEERS through the constraints file; return a note for each that failed.
 
-    A peer that does not install is skipped with a note in the results, never a failure. Every
-    install goes through the constraints file so that no peer can replace the pinned torch.
+    Checks afterwards that no peer replaced the pinned torch.
     """
-    _install_packages(session)
     notes: list[str] = []
     for name, steps, env in BENCH_PEERS:
         try:
@@ -277,6 +275,18 @@ def bench(session: nox.Session) -> None:
         f"import torch, sys; sys.exit(torch.__version__.split('+')[0] != {pinned!r})",
         silent=True,
     )
+    return notes
+
+
+@nox.session(python=TORCH_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json.
+
+    A peer that does not install is skipped with a note in the results, never a failure. Every
+    install goes through the constraints file so that no peer can replace the pinned torch.
+    """
+    _install_packages(session)
+    notes = _install_peers(session)
     notes_file = Path(session.create_tmp()) / "install-notes.json"
     notes_file.write_text(json.dumps(notes))
     session.run(
@@ -286,3 +296,18 @@ def bench(session: nox.Session) -> None:
         str(notes_file),
         *session.posargs,
     )
+
+
+@nox.session(python=TORCH_PYTHON, default=False)
+def compat(session: nox.Session) -> None:
+    """Compare our parameter groups with mmcv's and mmengine's, per tensor, on random configs.
+
+    The peers install as for the benchmarks (BENCH_PEERS); here a peer that does not install
+    fails the session, since there is nothing to compare with. Fails on any difference that
+    the root README does not document.
+    """
+    _install_packages(session)
+    notes = _install_peers(session)
+    if notes:
+        session.error(" ".join(notes))
+    session.run("python", str(ROOT / "benchmarks" / "compat.py"), *session.posargs)
