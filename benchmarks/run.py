@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import _config_bench
 import _import_bench
 import _registry_bench
 import torch
@@ -32,6 +33,7 @@ SECTIONS = {
     "bypass": "bypass_duplicate on shared layers",
     "step": "step() on CPU",
     "cuda": "step() on CUDA",
+    "config": "Config files (CPU time of one load; mmdet: one pass over all its configs)",
 }
 METHOD = f"""\
 How: every benchmark's cases, its floor included, run interleaved in one process, in a shuffled
@@ -112,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     import_rows, import_samples, heaviest = _import_bench.run(libraries)
     rows += import_rows
     samples |= {f"import.{key}": value for key, value in import_samples.items()}
+    print("config files ...", file=sys.stderr, flush=True)
+    config_rows, config_samples = _config_bench.run_composed(budget_s=0.05 * budget)
+    rows += config_rows
+    samples |= {f"config.{key}": value for key, value in config_samples.items()}
+    mmdet_rows, mmdet_notes = _config_bench.run_mmdet()
+    rows += mmdet_rows
+    notes += mmdet_notes
     # One intra-op thread: on a shared 2-core machine a second OpenMP thread waits on the other
     # tenants' load, which swamps the step() differences being measured.
     torch.set_num_threads(1)
@@ -121,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     if optim.libraries:
         print("optimizer constructor ...", file=sys.stderr, flush=True)
         optim.constructor()
+        print("optimizer constructor with rules and layer decay ...", file=sys.stderr, flush=True)
+        optim.rules_constructor()
         print("bypass_duplicate ...", file=sys.stderr, flush=True)
         optim.bypass()
         print("step ...", file=sys.stderr, flush=True)

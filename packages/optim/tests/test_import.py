@@ -15,6 +15,7 @@ def test_public_names() -> None:
         "DefaultOptimizerConstructor",
         "Explanation",
         "ParamRow",
+        "RoutedOptimizer",
         "build_optimizer",
         "build_optimizer_constructor",
         "register_dcn_type",

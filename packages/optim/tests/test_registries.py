@@ -42,7 +42,7 @@ def test_every_concrete_torch_optimizer_is_registered_under_its_class_name() -> 
     for name, cls in expected.items():
         assert OPTIMIZERS.get(name) is cls
     assert OPTIMIZERS.get("Optimizer") is None
-    assert set(OPTIMIZERS) == set(expected) | {"ZeroRedundancyOptimizer"}
+    assert set(OPTIMIZERS) == set(expected) | {"ZeroRedundancyOptimizer", "RoutedOptimizer"}
 
 
 def test_scoped_names_resolve() -> None:

@@ -8,6 +8,7 @@ from ._constructor import DefaultOptimizerConstructor
 from ._explain import Explanation, ParamRow
 from ._module_kinds import register_dcn_type, register_norm_type, register_wrapper_type
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS
+from ._routed import RoutedOptimizer
 from ._schedulers import SCHEDULERS, build_scheduler
 from ._state import StateLoadReport, full_state_dict, load_state_dict_by_name
 
@@ -18,6 +19,7 @@ __all__ = [
     "DefaultOptimizerConstructor",
     "Explanation",
     "ParamRow",
+    "RoutedOptimizer",
     "StateLoadReport",
     "build_optimizer",
     "build_optimizer_constructor",

@@ -9,7 +9,7 @@ Three steps, each its own piece: :func:`walk_modules` yields the modules in mode
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +17,10 @@ import torch
 from torch import nn
 
 from ._compose import RuleStage, compose_decisions, product
-from ._module_kinds import ModuleKind, module_kind
+from ._module_kinds import ModuleKind, inner_module, module_kind
 from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
+from ._sharding import flat_originals, is_flat_parameter, original_shapes
 
 __all__ = [
     "GroupCollector",
@@ -77,9 +78,15 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     """Put every parameter of ``model`` in one group, as ``model.parameters()`` orders them."""
     names: list[str] = []
     params: list[torch.Tensor] = []
-    for name, param in model.named_parameters():
-        names.append(name)
-        params.append(param)
+    seen: set[int] = set()
+    # The walk, not named_parameters(): a wrapper inside the model (checkpointing, FSDP1) must
+    # not show in the names. Same order; a parameter reached twice is kept once, as there.
+    for prefix, module, _ in walk_modules(model):
+        for name, param in module._parameters.items():
+            if param is not None and id(param) not in seen:
+                seen.add(id(param))
+                names.append(f"{prefix}.{name}" if prefix else name)
+                params.append(param)
     plan = GroupPlan(groups=[{"params": params, "param_names": names}])
     if explain:
         rule = "default (no paramwise_cfg)"
@@ -91,7 +98,8 @@ def module_children(module: nn.Module, path: set[int]) -> list[tuple[str, nn.Mod
     """``module.named_children()``, less any module on ``path`` (ids: a cycle in the graph).
 
     As ``named_children()`` does, a module held twice by ``module`` comes once, under its first
-    name.
+    name. A wrapper that never shows in names (checkpointing, FSDP1, compile) gives the module
+    it wraps, under the wrapper's name.
     """
     # _modules is what named_children() reads; reading it directly keeps the walk cheap.
     children = module._modules
@@ -100,7 +108,10 @@ def module_children(module: nn.Module, path: set[int]) -> list[tuple[str, nn.Mod
         return found
     listed: set[int] = set()
     for name, child in children.items():
-        if child is None or id(child) in listed or id(child) in path:
+        if child is None:
+            continue
+        child = inner_module(child)
+        if id(child) in listed or id(child) in path:
             continue
         listed.add(id(child))
         found.append((name, child))
@@ -178,6 +189,7 @@ class ParamDecider:
         param: torch.Tensor,
         match_name: str,
         module_decisions: tuple[Decision, ...],
+        ndim: int | None = None,
     ) -> Decision:
         """Decide one parameter's settings.
 
@@ -186,10 +198,12 @@ class ParamDecider:
             param: The parameter.
             match_name: ``f'{prefix}.{name}'``, what custom keys are matched against.
             module_decisions: Its module's :meth:`module_decisions`.
+            ndim: Its original number of dimensions where sharding changed it (FSDP1).
         """
         if not param.requires_grad:
             return self.frozen
-        builtin = module_decisions[(name == "bias") * 2 + (param.ndim == 1)]
+        is_flat = (param.ndim if ndim is None else ndim) == 1
+        builtin = module_decisions[(name == "bias") * 2 + is_flat]
         for custom_rule in self.rules.custom:
             if custom_rule.key in match_name:
                 self.decided_keys.add(custom_rule.key)
@@ -236,9 +250,10 @@ class GroupCollector:
         index = len(self.groups)
         group_params = [param]
         group_names = [name]
-        self.groups.append(
-            {"params": group_params, "param_names": group_names, **decision.settings}
-        )
+        group = {"params": group_params, "param_names": group_names, **decision.settings}
+        if decision.route is not None:  # the group's sub-optimizer in a RoutedOptimizer
+            group["optimizer"] = decision.route
+        self.groups.append(group)
         if self.merge:
             self._members[index] = (group_params, group_names)
             self._by_decision[decision] = index
@@ -256,6 +271,7 @@ class GroupPlanner:
         groups: The list to append new groups to; groups already in it (or appended by others
             between two :meth:`place_module` calls) hold earlier occurrences.
         root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
+        shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1).
     """
 
     def __init__(
@@ -266,8 +282,10 @@ class GroupPlanner:
         explain: bool = False,
         groups: list[dict[str, Any]] | None = None,
         root: nn.Module | None = None,
+        shapes: Mapping[int, torch.Size] | None = None,
     ) -> None:
         self.rules = rules
+        self.shapes: Mapping[int, torch.Size] = shapes or {}
         self.decider = ParamDecider(rules)
         composition = rules.composition
         self.stage = (
@@ -317,10 +335,15 @@ class GroupPlanner:
             if decisions is None:
                 kind = module_kind(type(module))
                 decisions = decider.module_decisions(module, kind, prefix, in_dcn)
-            decision = decider.decide(name, param, f"{prefix}.{name}", decisions)
-            if stage is not None:
-                assert facts is not None
-                decision = stage.refine(decision, facts, name, param, full_name)
+            shape = self.shapes.get(id(param)) if self.shapes else None
+            ndim = param.ndim if shape is None else len(shape)
+            if shape is None and is_flat_parameter(param):
+                decision = self._flat_parameter_decision(module, prefix, full_name, param)
+            else:
+                decision = decider.decide(name, param, f"{prefix}.{name}", decisions, ndim)
+                if stage is not None:
+                    assert facts is not None
+                    decision = stage.refine(decision, facts, name, param, full_name, ndim)
             index = collector.add(full_name, param, decision)
             if placements is not None:
                 placements.append(
@@ -334,6 +357,42 @@ class GroupPlanner:
                     )
                 )
         self._synced = len(groups)
+
+    def _flat_parameter_decision(
+        self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
+    ) -> Decision:
+        # FSDP1 without use_orig_params: one tensor holds many parameters, so it can take
+        # their settings only where they all agree (SPEC 3.6).
+        first: tuple[str, Decision] | None = None
+        stage = self.stage
+        for original in flat_originals(flat):
+            parent_path = original.module_path.rpartition(".")[0]
+            parent = module.get_submodule(parent_path) if original.module_path else None
+            in_dcn = parent is not None and module_kind(type(parent)).is_dcn
+            path = ".".join(part for part in (prefix, original.module_path) if part)
+            kind = module_kind(type(original.module))
+            decisions = self.decider.module_decisions(original.module, kind, path, in_dcn)
+            name = f"{path}.{original.name}" if path else original.name
+            ndim = len(original.shape)
+            decision = self.decider.decide(
+                original.name, flat, f"{path}.{original.name}", decisions, ndim
+            )
+            if stage is not None:
+                facts = stage.module_facts(original.module)
+                decision = stage.refine(decision, facts, original.name, flat, name, ndim)
+            if first is None:
+                first = (name, decision)
+            elif decision.key != first[1].key:
+                raise ValueError(
+                    f"paramwise_cfg gives {first[0]!r} ({first[1].rule}: "
+                    f"{_settings_text(first[1])}) and {name!r} ({decision.rule}: "
+                    f"{_settings_text(decision)}) different settings, but FSDP flattened both "
+                    f"into one parameter, {flat_name!r}, which can have one setting only; wrap "
+                    "the model with FullyShardedDataParallel(..., use_orig_params=True) so that "
+                    "each parameter keeps its own settings"
+                )
+        assert first is not None  # FSDP makes no flat parameter without parameters
+        return first[1]
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
@@ -373,6 +432,13 @@ class GroupPlanner:
             stacklevel=6,
         )
         self._names.append(name)
+
+
+def _settings_text(decision: Decision) -> str:
+    settings = dict(decision.settings)
+    if decision.route is not None:
+        settings["optimizer"] = decision.route
+    return ", ".join(f"{key}={value!r}" for key, value in settings.items()) or "defaults"
 
 
 def _warn_unmatched(
@@ -427,7 +493,9 @@ def plan_groups(
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain, root=root)
+    planner = GroupPlanner(
+        rules, merge=merge, explain=explain, root=root, shapes=original_shapes(root)
+    )
     for module_prefix, module, module_in_dcn in walk_modules(root):
         planner.place_module(module, module_prefix, module_in_dcn)
     return planner.finish(root, "")

@@ -13,7 +13,9 @@ from torch.nn.modules.instancenorm import _InstanceNorm
 
 __all__ = [
     "ModuleKind",
+    "inner_module",
     "module_kind",
+    "original_module_type",
     "register_dcn_type",
     "register_norm_type",
     "register_wrapper_type",
@@ -153,12 +155,78 @@ def _classify(module_type: type) -> ModuleKind:
     )
 
 
+# Wrappers that never show in parameter names, wherever they sit in a model (SPEC 3.6):
+# torch.compile's module, activation checkpointing (CheckpointWrapper and OffloadWrapper derive
+# from ActivationWrapper) and FSDP1. (module, class, attribute holding the wrapped module)
+_TRANSPARENT_WRAPPERS: Final[tuple[tuple[str, str, str], ...]] = (
+    ("torch._dynamo.eval_frame", "OptimizedModule", "_orig_mod"),
+    (
+        "torch.distributed.algorithms._checkpoint.checkpoint_wrapper",
+        "ActivationWrapper",
+        "_checkpoint_wrapped_module",
+    ),
+    (
+        "torch.distributed.fsdp.fully_sharded_data_parallel",
+        "FullyShardedDataParallel",
+        "_fsdp_wrapped_module",
+    ),
+)
+# type -> the attribute of a transparent wrapper, or None. Caching None is safe although torch's
+# modules may be imported later: no subclass of a wrapper exists before its module is imported.
+_inner_attr_cache: dict[type, str | None] = {}
+
+
+def _transparent_attrs() -> dict[type, str]:
+    # Never imports: a model holding one of these has imported its module already.
+    attrs: dict[type, str] = {}
+    for module_name, class_name, attr in _TRANSPARENT_WRAPPERS:
+        found = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(found, type):
+            attrs[found] = attr
+    return attrs
+
+
+def inner_module(module: nn.Module) -> nn.Module:
+    """Strip the wrappers that never show in names (compile, checkpointing, FSDP1).
+
+    Used for every module of the walk, so a child wrapped in place (``checkpoint_wrapper`` on a
+    block, FSDP1 on a layer) is named as the unwrapped block; one dict lookup per module.
+    """
+    while True:
+        cls = type(module)
+        if cls in _inner_attr_cache:
+            attr = _inner_attr_cache[cls]
+        else:
+            attrs = _transparent_attrs()
+            attr = next((a for t, a in attrs.items() if issubclass(cls, t)), None)
+            _inner_attr_cache[cls] = attr
+        inner = None if attr is None else getattr(module, attr, None)
+        if not isinstance(inner, nn.Module):
+            return module
+        module = inner
+
+
+def original_module_type(module: nn.Module) -> type:
+    """The class ``module`` had before FSDP2's ``fully_shard`` (``FSDPLinear`` -> ``Linear``).
+
+    ``fully_shard`` swaps a module's class for ``type(f'FSDP{cls.__name__}', (FSDPModule, cls))``;
+    rules that name a module's class see the original one. Any other module's own type.
+    """
+    cls = type(module)
+    fsdp_module = getattr(
+        sys.modules.get("torch.distributed.fsdp._fully_shard._fully_shard"), "FSDPModule", None
+    )
+    if isinstance(fsdp_module, type) and issubclass(cls, fsdp_module):
+        bases = cls.__bases__
+        if len(bases) == 2 and bases[0] is fsdp_module:
+            return bases[1]
+    return cls
+
+
 def _wrapped_attr(model: nn.Module) -> str | None:
     with _lock:
         attrs = dict(_wrapper_attrs)
-    compiled = getattr(sys.modules.get("torch._dynamo.eval_frame"), "OptimizedModule", None)
-    if isinstance(compiled, type):
-        attrs[compiled] = "_orig_mod"
+    attrs.update(_transparent_attrs())
     for wrapper_type, attr in attrs.items():
         if isinstance(model, wrapper_type):
             return attr
@@ -166,7 +234,7 @@ def _wrapped_attr(model: nn.Module) -> str | None:
 
 
 def unwrap_model(model: nn.Module) -> nn.Module:
-    """Strip every known wrapper (DataParallel, DDP, ``torch.compile``, registered types).
+    """Strip every known wrapper: DDP, DataParallel, compile, checkpointing, FSDP1, registered.
 
     A plain model with a child that happens to be called ``module`` is left as it is.
 

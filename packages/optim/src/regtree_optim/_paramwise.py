@@ -481,6 +481,7 @@ def resolve_rules(
     strict: bool,
     optimizer: OptimizerInfo,
     warned: set[str] | None = None,
+    routes: Collection[str] | None = None,
 ) -> ParamwiseRules:
     """Validate a paramwise_cfg against its optimizer_cfg and resolve it into rules.
 
@@ -492,6 +493,8 @@ def resolve_rules(
         strict: Reject undeclared keys (True) or warn once per key and pass them on (False).
         optimizer: What the optimizer accepts: its options, their defaults and annotations.
         warned: Undeclared keys already warned about; a key warns once per set.
+        routes: The sub-optimizers a rule may route to; by default ``optimizer_cfg``'s
+            ``optimizers`` (a RoutedOptimizer config), else none.
 
     Raises:
         TypeError: a value that must be a mapping, number or bool is not one, or an option does
@@ -550,7 +553,9 @@ def resolve_rules(
             optimizer=optimizer,
             # RoutedOptimizer's sub-optimizers (SPEC 3.6), what a rule's optimizer= may name.
             routes=(
-                list(optimizer_cfg["optimizers"])
+                routes
+                if routes is not None
+                else list(optimizer_cfg["optimizers"])
                 if isinstance(optimizer_cfg.get("optimizers"), Mapping)
                 else None
             ),

@@ -40,26 +40,31 @@ def compose(filename: str, read: Callable[[str], Table] = read_tree) -> Table:
             bool, or a reference names no value of the bases.
         OSError: ``filename`` itself cannot be opened.
     """
-    return _compose(filename, (), read)
+    return _compose(filename, (), (), read)
 
 
-def _compose(filename: str, chain: tuple[str, ...], read: Callable[[str], Table]) -> Table:
+def _compose(
+    filename: str,
+    chain: tuple[str, ...],
+    real_chain: tuple[str, ...],
+    read: Callable[[str], Table],
+) -> Table:
+    """Compose ``filename``, which ``chain`` (the files above it, and their real paths) inherit."""
     tree = read(filename)
     base_node = tree.pop(BASE_KEY, None)
     if base_node is None:
-        _check_no_reference(filename, tree)
-        _strip_delete(filename, tree)
+        _strip_delete(filename, tree)  # and refuse a reference: there is nothing to take it from
         return tree
     merged = Table(tree.origin)
     owners: dict[str, str] = {}
-    keys = [os.path.realpath(name) for name in chain]
+    real_chain = (*real_chain, os.path.realpath(filename))
     for name, origin in _base_names(filename, base_node):
         path = os.path.normpath(os.path.join(os.path.dirname(filename), name))
-        if os.path.realpath(path) in (*keys, os.path.realpath(filename)):
+        if os.path.realpath(path) in real_chain:
             cycle = " -> ".join([*chain, filename, path])
             raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", _line(origin))
         try:
-            base = _compose(path, (*chain, filename), read)
+            base = _compose(path, (*chain, filename), real_chain, read)
         except OSError as exc:
             raise ConfigError(
                 filename,
@@ -127,14 +132,17 @@ def _pop_delete(filename: str, table: Table) -> bool:
 
 
 def _strip_delete(filename: str, node: Node) -> None:
-    """Remove every ``_delete_`` below ``node``: with nothing under it, it has nothing to do."""
+    """Remove every ``_delete_`` below ``node`` (nothing is under it) and refuse references."""
     if isinstance(node, Table):
-        _pop_delete(filename, node)
+        if DELETE_KEY in node:
+            _pop_delete(filename, node)
         for child in node.values():
             _strip_delete(filename, child)
     elif isinstance(node, Items):
         for child in node:
             _strip_delete(filename, child)
+    elif isinstance(node.value, str) and "{{" in node.value:
+        _check_no_reference(filename, node)
 
 
 def _substitute(filename: str, node: Table | Items, bases: Table) -> None:

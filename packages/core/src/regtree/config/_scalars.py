@@ -53,9 +53,9 @@ def resolve_plain(text: str) -> object:
 
 def to_int(text: str) -> int:
     """Convert a core-schema int (``12``, ``-3``, ``0o17``, ``0x1f``); ``012`` is twelve."""
-    if text.startswith("0o"):
+    if text[1:2] == "o":
         return int(text[2:], 8)
-    if text.startswith("0x"):
+    if text[1:2] == "x":
         return int(text[2:], 16)
     return int(text, 10)
 

@@ -52,6 +52,7 @@ def core_schema_loader() -> Any:
     import yaml
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    scalar_node, sequence_node = yaml.ScalarNode, yaml.SequenceNode
 
     class CoreSchemaLoader(base):  # type: ignore[misc, valid-type]
         """PyYAML's safe loader with the YAML 1.2 core schema instead of YAML 1.1's."""
@@ -66,6 +67,16 @@ def core_schema_loader() -> Any:
 
         def construct_yaml_bool(self, node: Any) -> bool:
             return bool(node.value[:1] in "tT")
+
+        def resolve(self, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
+            # PyYAML's resolve, less its path resolvers (none here): it runs once per node.
+            if kind is scalar_node:
+                if implicit[0]:
+                    for tag, pattern in self.yaml_implicit_resolvers.get(value[:1], ()):
+                        if pattern.match(value):
+                            return str(tag)
+                return "tag:yaml.org,2002:str"
+            return "tag:yaml.org,2002:seq" if kind is sequence_node else "tag:yaml.org,2002:map"
 
     for name, (pattern, first) in CORE_SCHEMA.items():
         starts: list[str | None] = list(first)
@@ -118,21 +129,42 @@ def parse_yaml(filename: str, text: str) -> Node | None:
         loader.dispose()
 
 
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+# The plain scalars of the core schema, converted here rather than through the loader's
+# construct_object (its bookkeeping is half the time of reading a typical config).
+_CONVERT: dict[str, Any] = {
+    "tag:yaml.org,2002:int": to_int,
+    "tag:yaml.org,2002:float": to_float,
+    "tag:yaml.org,2002:bool": lambda text: text[:1] in "tT",
+    "tag:yaml.org,2002:null": lambda text: None,
+}
+
+
 class _Composer:
     """Turn PyYAML's nodes into a tree, constructing scalars with the loader."""
 
     def __init__(self, loader: Any, filename: str) -> None:
+        import yaml
+
         self.loader = loader
         self.filename = filename
         self.count = 0
+        self.scalar_node = yaml.ScalarNode
 
     def origin(self, node: Any) -> str:
         return f"{self.filename}:{node.start_mark.line + 1}"
 
     def node(self, node: Any, depth: int) -> Node:
+        self.count += 1
+        if type(node) is self.scalar_node:
+            if node.tag == _STR:
+                return Leaf(node.value, self.origin(node))
+            convert = _CONVERT.get(node.tag)
+            if convert is not None:
+                return Leaf(convert(node.value), self.origin(node))
         import yaml
 
-        self.count += 1
         if self.count > _MAX_NODES:
             raise YamlProblem(
                 f"the document expands to more than {_MAX_NODES:,} values (nested aliases?)"
@@ -144,10 +176,14 @@ class _Composer:
                 node.start_mark.line + 1,
             )
         if isinstance(node, yaml.MappingNode) and node.tag == "tag:yaml.org,2002:map":
-            self.loader.flatten_mapping(node)  # merge keys (`<<: *defaults`)
+            if any(key_node.tag == _MERGE for key_node, _ in node.value):
+                self.loader.flatten_mapping(node)  # merge keys (`<<: *defaults`)
             table = Table(self.origin(node))
             for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)
+                if type(key_node) is self.scalar_node and key_node.tag == _STR:
+                    key = key_node.value
+                else:
+                    key = self.loader.construct_object(key_node, deep=True)
                 if not isinstance(key, str):
                     raise YamlProblem(
                         f"the key {key!r} is not a string; config keys are strings (quote it)",
@@ -158,7 +194,7 @@ class _Composer:
             return table
         if isinstance(node, yaml.SequenceNode) and node.tag == "tag:yaml.org,2002:seq":
             items = Items(self.origin(node))
-            items.extend(self.node(item, depth + 1) for item in node.value)
+            items.extend([self.node(item, depth + 1) for item in node.value])
             return items
         value = self.loader.construct_object(node, deep=True)
         return Leaf(value, self.origin(node))

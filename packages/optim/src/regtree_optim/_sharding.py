@@ -1,0 +1,95 @@
+"""Sharded models seen as unsharded: the original shapes of FSDP1's flattened parameters.
+
+FSDP2's DTensor parameters carry their global shape, so ``param.shape`` is already the original
+one; FSDP1 (``FullyShardedDataParallel``) replaces each parameter's data by a 1-D piece of its
+rank's shard and keeps the original shapes in the flat parameter's records (``_shapes``). The
+rules (``flat_decay_mult``, ``ndim`` selectors, Muon's 2-D check) and explain's shape column use
+the original shapes (SPEC 3.6).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import torch
+from torch import nn
+
+__all__ = [
+    "FlatOriginal",
+    "flat_originals",
+    "flat_parameters",
+    "is_flat_parameter",
+    "original_shapes",
+]
+
+_FSDP1_MODULE: Final = "torch.distributed.fsdp.fully_sharded_data_parallel"
+
+
+def _fsdp1_type() -> type | None:
+    # Never imports: a model holding FSDP1 modules has imported torch's module already.
+    found = getattr(sys.modules.get(_FSDP1_MODULE), "FullyShardedDataParallel", None)
+    return found if isinstance(found, type) else None
+
+
+def flat_parameters(model: nn.Module) -> Iterator[tuple[nn.Module, Any]]:
+    """Yield ``(fsdp_module, flat_parameter)`` for every FSDP1 module of ``model`` with one."""
+    fsdp = _fsdp1_type()
+    if fsdp is None:
+        return
+    for module in model.modules():
+        if isinstance(module, fsdp):
+            handle = getattr(module, "_handle", None)
+            flat = getattr(handle, "flat_param", None)
+            if flat is not None:
+                yield module, flat
+
+
+def original_shapes(model: nn.Module) -> Mapping[int, torch.Size]:
+    """``id(param) -> original shape`` for the parameters FSDP1 flattened (use_orig_params=True).
+
+    Empty for any other model, without walking it where FSDP1 was never imported.
+    """
+    shapes: dict[int, torch.Size] = {}
+    for _, flat in flat_parameters(model):
+        originals = getattr(flat, "_params", None)
+        if originals is None:  # use_orig_params=False: the flat parameter is the parameter
+            continue
+        for param, shape in zip(originals, flat._shapes, strict=True):
+            shapes[id(param)] = shape
+    return shapes
+
+
+@dataclass(frozen=True, slots=True)
+class FlatOriginal:
+    """One original parameter inside an FSDP1 flat parameter (``use_orig_params=False``).
+
+    Attributes:
+        name: Its attribute name in its module (``'bias'``).
+        module: The module that held it before flattening.
+        module_path: That module's path below the module holding the flat parameter.
+        shape: Its original shape.
+    """
+
+    name: str
+    module: nn.Module
+    module_path: str
+    shape: torch.Size
+
+
+def is_flat_parameter(param: torch.Tensor) -> bool:
+    """Whether ``param`` is an FSDP1 flat parameter (any other tensor is not)."""
+    # FlatParameter marks itself with this attribute; its isinstance check reads the same.
+    return getattr(param, "_is_flat_param", False) is True
+
+
+def flat_originals(flat: torch.Tensor) -> list[FlatOriginal]:
+    """The original parameters an FSDP1 flat parameter holds, in its order."""
+    infos = flat._param_infos  # type: ignore[attr-defined]
+    shapes = flat._shapes  # type: ignore[attr-defined]
+    return [
+        FlatOriginal(info.param_name, info.module, info.module_name, shape)
+        for info, shape in zip(infos, shapes, strict=True)
+    ]

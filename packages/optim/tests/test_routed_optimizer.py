@@ -1,0 +1,277 @@
+"""RoutedOptimizer (SPEC 3.6): several optimizers behind one, routed by the paramwise rules."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from regtree_optim import OPTIMIZERS, RoutedOptimizer, build_optimizer
+
+MUON_LR = 0.02
+MUON_WD = 0.01
+ADAMW_LR = 3e-4
+ADAMW_WD = 0.1
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.RMSNorm(8)
+        self.attn = nn.Linear(8, 8)
+        self.mlp = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.mlp(torch.relu(self.attn(self.norm(x))))
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        self.blocks = nn.ModuleList([Block(), Block()])
+        self.norm = nn.RMSNorm(8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        out: torch.Tensor = self.head(self.norm(x))
+        return out
+
+
+def _model() -> TinyTransformer:
+    torch.manual_seed(0)
+    return TinyTransformer()
+
+
+def _cfg(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "type": "RoutedOptimizer",
+        "optimizers": {
+            "muon": {"type": "Muon", "lr": MUON_LR, "weight_decay": MUON_WD},
+            "adamw": {"type": "AdamW", "lr": ADAMW_LR, "weight_decay": ADAMW_WD},
+        },
+        "default": "adamw",
+        "paramwise_cfg": {"norm_decay_mult": 0, "bias_decay_mult": 0, "rules": rules},
+    }
+
+
+# The blocks' 2-D weights to Muon; embeddings, head, norms and biases stay with AdamW.
+ROUTE_BLOCK_WEIGHTS = [
+    {"match": "blocks.*.weight", "ndim": 2, "optimizer": "muon"},
+    {"match": "*.attn.weight", "lr_mult": 2},
+]
+
+
+def _train(model: nn.Module, optimizer: torch.optim.Optimizer, steps: int) -> None:
+    tokens = torch.arange(10).reshape(2, 5)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(tokens).square().mean().backward()
+        optimizer.step()
+
+
+def test_each_parameter_is_in_exactly_one_sub_optimizer() -> None:
+    model = _model()
+    optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    assert isinstance(optimizer, RoutedOptimizer)
+    assert isinstance(optimizer, torch.optim.Optimizer)
+    assert list(optimizer.optimizers) == ["muon", "adamw"]
+    assert isinstance(optimizer.optimizers["muon"], torch.optim.Muon)
+    assert isinstance(optimizer.optimizers["adamw"], torch.optim.AdamW)
+    owned = [
+        id(param)
+        for sub in optimizer.optimizers.values()
+        for group in sub.param_groups
+        for param in group["params"]
+    ]
+    assert sorted(owned) == sorted(id(param) for param in model.parameters())
+    muon_names = {n for g in optimizer.optimizers["muon"].param_groups for n in g["param_names"]}
+    assert muon_names == {f"blocks.{i}.{layer}.weight" for i in (0, 1) for layer in ("attn", "mlp")}
+
+
+def test_groups_follow_the_optimizers_order_with_optimizer_and_param_names() -> None:
+    optimizer = build_optimizer(_model(), _cfg(ROUTE_BLOCK_WEIGHTS))
+    subs = optimizer.optimizers  # type: ignore[attr-defined]
+    expected = [group for sub in subs.values() for group in sub.param_groups]
+    # The same dicts: what a scheduler sets on the routed optimizer reaches the sub-optimizers.
+    assert all(a is b for a, b in zip(optimizer.param_groups, expected, strict=True))
+    assert [g["optimizer"] for g in optimizer.param_groups] == ["muon", "muon", "adamw", "adamw"]
+    assert all(len(g["param_names"]) == len(g["params"]) for g in optimizer.param_groups)
+
+
+def test_rules_use_each_sub_optimizer_s_bases() -> None:
+    optimizer = build_optimizer(_model(), _cfg(ROUTE_BLOCK_WEIGHTS))
+    settings = {
+        name: (group["lr"], group["weight_decay"])
+        for group in optimizer.param_groups
+        for name in group["param_names"]
+    }
+    assert settings["blocks.0.attn.weight"] == (MUON_LR * 2, MUON_WD)
+    assert settings["blocks.1.mlp.weight"] == (MUON_LR, MUON_WD)
+    assert settings["embed.weight"] == (ADAMW_LR, ADAMW_WD)
+    assert settings["blocks.0.norm.weight"] == (ADAMW_LR, ADAMW_WD * 0)
+    assert settings["head.bias"] == (ADAMW_LR, ADAMW_WD * 0)
+
+
+def test_explain_rows_match_the_built_groups() -> None:
+    from regtree_optim import DefaultOptimizerConstructor
+
+    model = _model()
+    cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    paramwise = cfg.pop("paramwise_cfg")
+    constructor = DefaultOptimizerConstructor(cfg, paramwise)
+    optimizer = constructor(model)
+    rows = constructor.explain(model)
+    for row in rows:
+        group = optimizer.param_groups[row.group]
+        assert row.name in group["param_names"]
+        assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
+    rules = {row.name: row.rule for row in rows}
+    assert rules["blocks.0.mlp.weight"] == "rules[0]"
+    assert rules["blocks.0.attn.weight"] == "rules[0], rules[1]"
+    assert rules["head.weight"] == "default"
+
+
+def test_state_dict_round_trip() -> None:
+    model = _model()
+    optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    _train(model, optimizer, steps=2)
+    saved = copy.deepcopy(optimizer.state_dict())
+    # torch's format: indices run on over every group; every parameter has state.
+    indices = [i for g in saved["param_groups"] for i in g["params"]]
+    assert indices == list(range(len(list(model.parameters()))))
+    assert sorted(saved["state"]) == indices
+    assert [g["optimizer"] for g in saved["param_groups"]] == ["muon", "muon", "adamw", "adamw"]
+    assert all("param_names" in g for g in saved["param_groups"])
+
+    fresh_model = copy.deepcopy(model)
+    fresh = build_optimizer(fresh_model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    fresh.load_state_dict(copy.deepcopy(saved))
+    reloaded = fresh.state_dict()
+    for index, state in saved["state"].items():
+        assert state.keys() == reloaded["state"][index].keys()
+        for key, value in state.items():
+            torch.testing.assert_close(reloaded["state"][index][key], value, rtol=0, atol=0)
+    # Training on from the loaded state equals training on from the original one.
+    _train(model, optimizer, steps=1)
+    _train(fresh_model, fresh, steps=1)
+    for (name, param), other in zip(
+        model.named_parameters(), fresh_model.parameters(), strict=True
+    ):
+        torch.testing.assert_close(other, param, rtol=0, atol=0, msg=name)
+
+
+def test_load_state_dict_of_another_layout_is_refused_before_anything_changes() -> None:
+    model = _model()
+    optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    _train(model, optimizer, steps=1)
+    other = build_optimizer(_model(), _cfg([{"match": "*.mlp.weight", "optimizer": "muon"}]))
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(ValueError, match=r"use load_state_dict_by_name"):
+        optimizer.load_state_dict(other.state_dict())
+    after = optimizer.state_dict()
+    assert after["param_groups"] == before["param_groups"]
+
+
+def test_one_scheduler_drives_every_group() -> None:
+    model = _model()
+    optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    initial = [group["lr"] for group in optimizer.param_groups]
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    for _ in range(2):
+        _train(model, optimizer, steps=1)
+        scheduler.step()
+    assert [group["lr"] for group in optimizer.param_groups] == [lr * 0.25 for lr in initial]
+    subs = optimizer.optimizers  # type: ignore[attr-defined]
+    inner = [group["lr"] for sub in subs.values() for group in sub.param_groups]
+    assert inner == [lr * 0.25 for lr in initial]
+
+
+def test_step_equals_the_sub_optimizers_stepped_by_hand() -> None:
+    routed_model = _model()
+    routed = build_optimizer(routed_model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    by_hand_model = _model()
+    by_hand = build_optimizer(by_hand_model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    subs = list(by_hand.optimizers.values())  # type: ignore[attr-defined]
+    tokens = torch.arange(10).reshape(2, 5)
+    _train(routed_model, routed, steps=2)
+    for _ in range(2):
+        for sub in subs:
+            sub.zero_grad()
+        by_hand_model(tokens).square().mean().backward()
+        for sub in subs:
+            sub.step()
+    for a, b in zip(routed_model.parameters(), by_hand_model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_a_one_dimensional_parameter_routed_to_muon_is_rejected_naming_it() -> None:
+    rules = [{"match": "head.*", "lr_mult": 2}, {"match": "blocks.*", "optimizer": "muon"}]
+    with pytest.raises(
+        ValueError,
+        match=r"Parameter 'blocks\.0\.norm\.weight' \(shape \(8,\), 1-D\) is routed to optimizer "
+        r"'muon' \(Muon\) by rules\[1\], but Muon takes 2-D parameters only",
+    ):
+        build_optimizer(_model(), _cfg(rules))
+
+
+def test_direct_construction_routes_groups_by_their_optimizer_key() -> None:
+    model = _model()
+    optimizer = RoutedOptimizer(
+        [
+            {"params": [model.head.weight], "optimizer": "muon"},
+            {"params": [model.head.bias, model.embed.weight]},
+        ],
+        optimizers={"muon": {"type": "Muon", "lr": MUON_LR}, "sgd": {"type": "SGD", "lr": 0.1}},
+        default="sgd",
+    )
+    assert [(g["optimizer"], g["lr"]) for g in optimizer.param_groups] == [
+        ("muon", MUON_LR),
+        ("sgd", 0.1),
+    ]
+    assert optimizer.state[model.head.weight] == {}
+    with pytest.raises(ValueError, match=r"group 0's optimizer='muon', but Muon takes 2-D"):
+        RoutedOptimizer(
+            [{"params": [model.head.bias], "optimizer": "muon"}],
+            optimizers={"muon": {"type": "Muon"}, "sgd": {"type": "SGD", "lr": 0.1}},
+            default="sgd",
+        )
+
+
+def test_bad_routes_and_configs_name_the_problem() -> None:
+    with pytest.raises(ValueError, match=r"default='adam' is not one of its optimizers.*'adamw'"):
+        OPTIMIZERS.build(
+            {
+                "type": "RoutedOptimizer",
+                "optimizers": {"adamw": {"type": "AdamW"}},
+                "default": "adam",
+                "params": [nn.Parameter(torch.ones(2))],
+            }
+        )
+    with pytest.raises(ValueError, match=r"to optimizer 'mu0n', which is not one of"):
+        build_optimizer(_model(), _cfg([{"match": "head.*", "optimizer": "mu0n"}]))
+    with pytest.raises(TypeError, match=r"needs optimizers, a non-empty mapping"):
+        build_optimizer(_model(), {"type": "RoutedOptimizer", "optimizers": {}, "default": "x"})
+    with pytest.raises(ValueError, match=r"'lr' belongs in each sub-optimizer's config"):
+        build_optimizer(
+            _model(),
+            {
+                "type": "RoutedOptimizer",
+                "lr": 0.1,
+                "optimizers": {"adamw": {"type": "AdamW"}},
+                "default": "adamw",
+            },
+        )
+    param = nn.Parameter(torch.ones(2, 2))
+    with pytest.raises(ValueError, match=r"each parameter belongs to exactly one sub-optimizer"):
+        RoutedOptimizer(
+            [{"params": [param], "optimizer": "a"}, {"params": [param]}],
+            optimizers={"a": {"type": "SGD", "lr": 0.1}, "b": {"type": "SGD", "lr": 0.1}},
+            default="b",
+        )
