@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import nox
@@ -240,6 +241,21 @@ def fuzz(session: nox.Session) -> None:
     )
 
 
+@nox.session(python=TORCH_PYTHON, default=False)
+def mutate(session: nox.Session) -> None:
+    """Mutation testing (mutmut) of the core's registry, build, scope and plugin modules.
+
+    The modules and the tests it runs are set in packages/core/pyproject.toml ([tool.mutmut]);
+    the core is installed alone, as in the core session, so no installed plugin joins the run.
+    Prints the surviving mutants at the end; ``mutmut show NAME`` (in packages/core) shows one.
+    """
+    session.install("-e", str(ROOT / "packages/core"), *TEST_TOOLS, "pyyaml", "mutmut>=3.8,<4")
+    with session.chdir(ROOT / "packages/core"):
+        shutil.rmtree("mutants", ignore_errors=True)
+        session.run("mutmut", "run", *session.posargs)
+        session.run("mutmut", "results")
+
+
 # Peers for the benchmarks: (name, pip argument lists installed in order, environment).
 # mmcv 1.x is built from source without its compiled ops; its setup script needs pkg_resources,
 # which setuptools 81 dropped, and it must build against the torch already installed.
@@ -305,9 +321,13 @@ def compat(session: nox.Session) -> None:
     The peers install as for the benchmarks (BENCH_PEERS); here a peer that does not install
     fails the session, since there is nothing to compare with. Fails on any difference that
     the root README does not document.
+
+    Then every config shipped in the mmdet 2.28.2 wheel (BENCH_PEERS installs it without its
+    dependencies), loaded by mmcv's Config.fromfile and by regtree, compared (SPEC 5.3).
     """
     _install_packages(session)
     notes = _install_peers(session)
     if notes:
         session.error(" ".join(notes))
     session.run("python", str(ROOT / "benchmarks" / "compat.py"), *session.posargs)
+    session.run("python", str(ROOT / "tests" / "mmdet_configs_check.py"))

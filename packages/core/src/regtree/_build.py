@@ -87,7 +87,7 @@ def _resolve_type(
     """Return the callable that the ``type`` of a config names."""
     if isinstance(obj_type, str):
         found = registry.resolve(obj_type, current_scope())
-        if isinstance(found, LookupMiss):
+        if type(found) is LookupMiss:
             from ._diagnostics import describe_miss  # error texts only: difflib, inspect
 
             raise NotRegisteredError(describe_miss(found))
