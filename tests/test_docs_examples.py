@@ -8,8 +8,9 @@ The conventions, which the documentation's own "Writing docs" section repeats fo
 - A ```` ```console ```` block holds ``$ command`` lines, each followed by its expected output
   (its standard output, then its standard error); ```` ```bash ```` blocks run and must succeed.
   A python block's shown output is its standard output alone (warnings go to standard error).
-- A block with a ``title="NAME"`` (a config file shown to the reader) is written to ``NAME`` in the
-  folder where its document's examples run, so a command can read it.
+- A block with a ``title="NAME"`` (a config file shown to the reader, a Python config too) is not
+  run but written to ``NAME`` in the folder where its document's examples run, so a command can
+  read it.
 - Output is compared as doctest does, with ``...`` standing for any text (doctest's ELLIPSIS).
 - A runnable block whose first line is ``# not run: REASON`` is skipped, with the reason shown in
   the document and in pytest's report. One whose first line is ``# continues the example above``
@@ -142,7 +143,13 @@ def parse_blocks(path: Path) -> list[Block]:
 
 
 def runnable_examples() -> list[Block]:
-    return [b for path in DOCUMENTS for b in parse_blocks(path) if b.language in RUNNABLE]
+    # A titled block is a file shown to the reader (a Python config too): written, never run.
+    return [
+        block
+        for path in DOCUMENTS
+        for block in parse_blocks(path)
+        if block.language in RUNNABLE and block.title is None
+    ]
 
 
 def child_env() -> dict[str, str]:
@@ -158,7 +165,7 @@ def prepare_folder(block: Block, folder: Path) -> None:
     """The checkout's configs, and every titled block of the document written to its file."""
     shutil.copytree(REPO_ROOT / "configs", folder / "configs")
     for other in parse_blocks(block.path):
-        if other.title is not None and other.language not in RUNNABLE:
+        if other.title is not None:
             target = folder / other.title
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(other.body + "\n", encoding="utf-8")
