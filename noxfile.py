@@ -246,10 +246,13 @@ def mutate(session: nox.Session) -> None:
     """Mutation testing (mutmut) of the core's registry, build, scope and plugin modules.
 
     The modules and the tests it runs are set in packages/core/pyproject.toml ([tool.mutmut]);
-    the core is installed alone, as in the core session, so no installed plugin joins the run.
-    Prints the surviving mutants at the end; ``mutmut show NAME`` (in packages/core) shows one.
+    the core is installed alone with torch (for list builds), so no installed plugin joins the
+    run. Prints the surviving mutants at the end; ``mutmut show NAME`` (in packages/core) shows one.
     """
-    session.install("-e", str(ROOT / "packages/core"), *TEST_TOOLS, "pyyaml", "mutmut>=3.8,<4")
+    session.install(
+        "-c", CONSTRAINTS, "-e", str(ROOT / "packages/core"), *TEST_TOOLS, "pyyaml", "torch"
+    )
+    session.install("mutmut>=3.8,<4")
     with session.chdir(ROOT / "packages/core"):
         shutil.rmtree("mutants", ignore_errors=True)
         session.run("mutmut", "run", *session.posargs)

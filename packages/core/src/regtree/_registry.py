@@ -256,6 +256,13 @@ class Registry(Generic[T]):
             TypeError: ``key`` is not a str.
             Exception: Importing a plugin or a location failed (never reported as a miss).
         """
+        # Step 2's first probe, the own dict, without a call: a name never holds a dot, so a hit
+        # is final. A local get took 219 ns through _resolve and 93 ns so (dict.get: 16 ns), and
+        # the benchmarks hold get to half of mmcv's (about 180 ns).
+        if type(key) is str and not self._locations_pending:
+            entry = self._module_dict.get(key)
+            if entry is not None:
+                return entry
         found = self._resolve(key, None)
         return None if type(found) is LookupMiss else found
 
