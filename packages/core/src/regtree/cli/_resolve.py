@@ -34,7 +34,9 @@ def add_resolve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
             "override that set it. No plugin is imported and nothing is built."
         ),
     )
-    resolve.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml, .yml or .py file")
+    resolve.add_argument(
+        "config", metavar="CONFIG", help="a .toml, .json, .yaml, .yml or .py config file"
+    )
     add_set_option(resolve)
     resolve.add_argument(
         "--show-origin",
