@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import runpy
-import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,79 +14,11 @@ import torch.distributed as dist
 WORKER = Path(__file__).with_name("_distributed_worker.py")
 WORLD_SIZE = 2
 STEPS = 3
-JOIN_TIMEOUT_S = 90
 
 pytestmark = pytest.mark.skipif(
     not (dist.is_available() and dist.is_gloo_available()),
     reason="torch.distributed with gloo is not available",
 )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _run_ranks(out_dir: Path) -> None:
-    # A second try covers the one race a free port has: another process taking it meanwhile.
-    attempts = 2
-    reports: list[str] = []
-    for _ in range(attempts):
-        for stale in [*out_dir.glob("rank*.pt"), *out_dir.glob("rank*.done")]:
-            stale.unlink()
-        exit_codes = _start_ranks(out_dir)
-        if exit_codes == [0] * WORLD_SIZE:
-            return
-        ranks = enumerate(exit_codes)
-        reports.append(", ".join(_rank_report(out_dir, rank, code) for rank, code in ranks))
-    pytest.fail(f"the ranks failed {attempts} times: " + "; then ".join(reports))
-
-
-def _rank_report(out_dir: Path, rank: int, exit_code: int | None) -> str:
-    status = f"killed after {JOIN_TIMEOUT_S}s" if exit_code is None else f"exit {exit_code}"
-    if (out_dir / f"rank{rank}.done").exists():
-        stage = "after its teardown"
-    elif (out_dir / f"rank{rank}.pt").exists():
-        stage = "after saving its results, before the end of its teardown"
-    else:
-        stage = "before saving its results"
-    return f"rank {rank}: {status} {stage}"
-
-
-def _start_ranks(out_dir: Path) -> list[int | None]:
-    context = multiprocessing.get_context("spawn")
-    init_method = f"tcp://127.0.0.1:{_free_port()}"
-    processes = [
-        context.Process(
-            target=runpy.run_path,
-            args=(str(WORKER),),
-            kwargs={
-                "run_name": "__regtree_worker__",
-                "init_globals": {
-                    "RANK": rank,
-                    "WORLD_SIZE": WORLD_SIZE,
-                    "INIT_METHOD": init_method,
-                    "OUT_DIR": str(out_dir),
-                    "STEPS": STEPS,
-                },
-            },
-        )
-        for rank in range(WORLD_SIZE)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        for process in processes:
-            process.join(JOIN_TIMEOUT_S)
-    finally:
-        # A rank still running after the timeout is killed: the test never hangs.
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-                process.join(10)
-    return [process.exitcode for process in processes]
 
 
 def _single_process_run() -> tuple[dict[str, torch.Tensor], dict[str, float]]:
@@ -103,8 +34,8 @@ def _single_process_run() -> tuple[dict[str, torch.Tensor], dict[str, float]]:
 
 
 @pytest.mark.slow
-def test_ddp_zero_matches_single_process(tmp_path: Path) -> None:
-    _run_ranks(tmp_path)
+def test_ddp_zero_matches_single_process(tmp_path: Path, run_ranks: Callable[..., None]) -> None:
+    run_ranks(WORKER, tmp_path, WORLD_SIZE, {"STEPS": STEPS})
     results = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(WORLD_SIZE)]
     assert {result["type"] for result in results} == {"ZeroRedundancyOptimizer"}
 

@@ -143,19 +143,20 @@ class DefaultOptimizerConstructor:
         explain: bool,
         merge: bool | None = None,
         routed: RoutedRules | None = None,
+        shapes: Mapping[int, torch.Size] | None = None,
     ) -> GroupPlan:
         if self._uses_legacy_add_params():
             return self._legacy_plan(model, rules, explain)
         if routed is not None:
-            shapes = original_shapes(model)
+            known = shapes or {}
             return plan_routed(
                 routed,
-                lambda sub_rules: self._plan(model, sub_rules, True, merge),
-                lambda param: shapes.get(id(param), param.shape),
+                lambda sub_rules: self._plan(model, sub_rules, True, merge, shapes=shapes),
+                lambda param: known.get(id(param), param.shape),
             )
         if not self.paramwise_cfg:
             return single_group(model, explain)
-        return plan_groups(model, rules, explain=explain, merge_groups=merge)
+        return plan_groups(model, rules, explain=explain, merge_groups=merge, shapes=shapes)
 
     def add_params(
         self,
@@ -250,7 +251,9 @@ class DefaultOptimizerConstructor:
             ValueError: the model has no parameters, or a shared parameter without
                 ``bypass_duplicate``.
         """
-        model = unwrap_model(_check_model(model))
+        # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
+        shapes = original_shapes(_check_model(model))
+        model = unwrap_model(model)
         resolved = self._current_rules()
         per_parameter = (
             bool(self.paramwise_cfg)
@@ -264,6 +267,7 @@ class DefaultOptimizerConstructor:
             explain=per_parameter,
             merge=True if per_parameter else None,
             routed=resolved.routed,
+            shapes=shapes,
         )
         if not any(group["params"] for group in plan.groups):
             raise ValueError(
@@ -339,14 +343,17 @@ class DefaultOptimizerConstructor:
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is built
             lr_at = lr_at_by_name(self(model), scheduler, at)
-        model = unwrap_model(_check_model(model))
+        # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
+        shapes = original_shapes(_check_model(model))
+        model = unwrap_model(model)
         resolved = self._current_rules()
-        plan = self._plan(model, resolved.rules, explain=True, routed=resolved.routed)
+        plan = self._plan(
+            model, resolved.rules, explain=True, routed=resolved.routed, shapes=shapes
+        )
         assert plan.placements is not None  # explain=True always records placements
         info: OptimizerInfo = resolved.info
         cfg = self.optimizer_cfg
         rows = []
-        shapes = original_shapes(model)  # FSDP1 flattens its parameters; rows show them whole
         for placement in plan.placements:
             group = plan.groups[placement.group]
             rows.append(
