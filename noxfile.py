@@ -27,7 +27,8 @@ IMPORT_NAMES: dict[str, str] = {
 # matrix belongs to the core session, which never installs torch.
 TORCH_PYTHON = "3.11"
 CORE_PYTHONS = ["3.11", "3.12", "3.13"]
-TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100"]
+# jsonschema: the schema tests check `regtree schema` with a maintained validator.
+TEST_TOOLS = ["pytest>=8", "hypothesis>=6.100", "jsonschema>=4.18"]
 # torch warns at import without NumPy; install it wherever torch is.
 TORCH_EXTRAS = ["numpy"]
 # The documentation site's generator (ruff formats the signatures); mkdocstrings reads the

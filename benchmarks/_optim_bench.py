@@ -28,6 +28,20 @@ PARAMWISE: dict[str, Any] = {
     "dwconv_decay_mult": 0.0,
     "custom_keys": {"head": {"lr_mult": 0.1}},
 }
+# SPEC 3.3 on top of PARAMWISE: five rules using every kind of selector, and layer decay by a
+# [regex, n] list giving each of the 100 backbone stages its own layer (654 groups at 10,000).
+RULES_PARAMWISE: dict[str, Any] = {
+    **PARAMWISE,
+    "rules": [
+        {"match": "backbone.*", "lr_mult": 0.5},
+        {"module": "norm", "decay_mult": 0.5},
+        {"name": "bias", "ndim": 1, "lr_mult": 0.9},
+        {"regex": r"\.4\.weight$", "lr_mult": 2.0},
+        {"module": "conv", "exclude": "head.*", "momentum": 0.8},
+    ],
+    "layer_decay": {"rate": 0.9, "depth": [[r"backbone\.(\d+)\.", 0]], "num_layers": 101},
+}
+RULES_SIZE = 10_000
 CUDA_OPTIMIZER: dict[str, Any] = {"type": "AdamW", "lr": 1e-3, "weight_decay": 0.05, "fused": True}
 CUDA_PARAMWISE: dict[str, Any] = {"norm_decay_mult": 0.0, "bias_decay_mult": 0.0}
 CONSTRUCTOR_SIZES = (1_000, 10_000)
@@ -223,6 +237,29 @@ class OptimBench:
                         )
                     )
             self.built.clear()
+
+    def rules_constructor(self) -> None:
+        """The constructor with five rules and layer decay at 10,000 tensors (SPEC 3.3)."""
+        lib = self.libraries.get(OURS)
+        if lib is None:
+            return
+        model = blocks_model(RULES_SIZE)
+        floor_key, key = f"floor.rules.{RULES_SIZE}", f"{OURS}.rules.{RULES_SIZE}"
+        cases = [
+            _construct_case(floor_key, _builder(None, OPTIMIZER, {}), model, self.built),
+            _construct_case(key, _builder(lib, OPTIMIZER, RULES_PARAMWISE), model, self.built),
+        ]
+        self.samples |= run_interleaved(cases, rounds=15, budget_s=min(20.0, self.remaining()))
+        built = self.built.get(key)
+        self._row(
+            "constructor",
+            f"constructor, {RULES_SIZE:,} tensors, five rules and layer decay",
+            key,
+            floor_key,
+            target=Target(2),
+            note="" if built is None else f"{len(built.param_groups):,} groups",
+        )
+        self.built.clear()
 
     def bypass(self) -> None:
         """``bypass_duplicate`` on models whose layers are all reached twice, at growing sizes."""

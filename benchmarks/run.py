@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     if optim.libraries:
         print("optimizer constructor ...", file=sys.stderr, flush=True)
         optim.constructor()
+        print("optimizer constructor with rules and layer decay ...", file=sys.stderr, flush=True)
+        optim.rules_constructor()
         print("bypass_duplicate ...", file=sys.stderr, flush=True)
         optim.bypass()
         print("step ...", file=sys.stderr, flush=True)

@@ -4,12 +4,16 @@ Usage::
 
     python examples/train.py configs/demo.toml --work-dir DIR [--steps N] [--resume-steps N]
 
-It reads the TOML config, builds ``[model]`` through ``regtree.MODELS`` (a demo_det detector whose
-backbone is a demo_cls model, reached by scoped name: neither package imports the other, nor does
-this script import demo_cls), builds the optimizer from ``[optimizer]`` with its paramwise_cfg,
-prints how the parameters were grouped and which rule decided each, trains on synthetic data,
-saves a checkpoint with the model and optimizer state, resumes from it in a freshly built model
-and optimizer, checks that the resumed run matches an uninterrupted one, and says what it did.
+It reads the config (TOML, YAML or JSON, through ``regtree.load_config``), builds ``[model]``
+through ``regtree.MODELS`` (a demo_det detector whose backbone is a demo_cls model, reached by
+scoped name: neither package imports the other, nor does this script import demo_cls), builds the
+optimizer from ``[optimizer]`` with its paramwise_cfg and the lr schedule from ``[[scheduler]]``
+(a warmup phase, then a cosine with a floor per group), prints how the parameters were grouped,
+which rule decided each and their lr along the schedule, and trains on synthetic data. The run
+keeps its optimizer in mmcv's layout (one group per parameter, ``merge_groups=False``) and saves a
+checkpoint in it; a freshly built model and optimizer, in merged groups as the config gives them,
+resume from it with the state matched by parameter name (``load_state_dict_by_name``). The
+resumed run must equal the uninterrupted one exactly.
 """
 
 from __future__ import annotations
@@ -36,7 +40,11 @@ from regtree_optim import (
     Explanation,
     build_optimizer,
     build_optimizer_constructor,
+    build_scheduler,
+    load_state_dict_by_name,
 )
+
+Schedule = Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,7 @@ class TrainSettings:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
-        "config", type=Path, help="the config (TOML, JSON or YAML), e.g. configs/demo.toml"
+        "config", type=Path, help="the config (TOML, YAML or JSON), e.g. configs/demo.toml"
     )
     parser.add_argument(
         "--work-dir", type=Path, required=True, help="where the checkpoints are written"
@@ -136,8 +144,13 @@ def build_optimizer_reporting_shared(
     return optimizer, shared
 
 
-def explain(model: nn.Module, optimizer_cfg: Mapping[str, Any]) -> Explanation:
-    """Ask the same constructor that ``build_optimizer`` uses how it treats each parameter."""
+def explain(
+    model: nn.Module, optimizer_cfg: Mapping[str, Any], schedule: Schedule | None, at: list[int]
+) -> Explanation:
+    """Ask the same constructor that ``build_optimizer`` uses how it treats each parameter.
+
+    With a schedule, each row also holds its lr after each step of ``at``.
+    """
     cfg = copy.deepcopy(dict(optimizer_cfg))
     constructor = build_optimizer_constructor(
         {
@@ -151,7 +164,9 @@ def explain(model: nn.Module, optimizer_cfg: Mapping[str, Any]) -> Explanation:
     with warnings.catch_warnings():
         # The same warnings build_optimizer gave, already reported.
         warnings.simplefilter("ignore")
-        return constructor.explain(model)
+        if schedule is None:
+            return constructor.explain(model)
+        return constructor.explain(model, scheduler=schedule, at=at)
 
 
 def _number(value: object) -> str:
@@ -162,16 +177,24 @@ def print_optimizer_summary(
     optimizer: torch.optim.Optimizer, rows: Explanation, notes: Sequence[str]
 ) -> None:
     numel = {row.name: _numel(row.shape) for row in rows}
+    steps = list(rows[0].lr_at) if rows else []
     print(
         f"optimizer: {type(optimizer).__name__}, {len(optimizer.param_groups)} param groups "
         f"for {len(rows)} parameter tensors ({sum(numel.values()):,} values)"
     )
-    print(f"  {'group':>5}  {'lr':>8}  {'decay':>8}  {'tensors':>7}  {'values':>7}  rules")
+    if steps:
+        print("  lr: as built; lr@STEP: after STEP steps of the schedule")
+    lr_heads = "".join(f"  {'lr@' + str(step):>8}" for step in steps)
+    print(
+        f"  {'group':>5}  {'lr':>8}{lr_heads}  {'decay':>8}  {'tensors':>7}  {'values':>7}  rules"
+    )
     for index, group in enumerate(optimizer.param_groups):
         members = [row for row in rows if row.group == index]
         rules = ", ".join(sorted({row.rule for row in members}))
+        lrs = "".join(f"  {_number(members[0].lr_at[step]):>8}" for step in steps)
         print(
-            f"  {index:>5}  {_number(group.get('lr')):>8}  {_number(group.get('weight_decay')):>8}"
+            f"  {index:>5}  {_number(group.get('lr')):>8}{lrs}"
+            f"  {_number(group.get('weight_decay')):>8}"
             f"  {len(members):>7}  {sum(numel[row.name] for row in members):>7,}  {rules}"
         )
     print("  tensors per rule:")
@@ -202,6 +225,15 @@ def check_explain_matches(optimizer: torch.optim.Optimizer, rows: Explanation) -
                 f"weight_decay={row.weight_decay}, but the optimizer's group holds "
                 f"{group['param_names']} with lr={group['lr']}"
             )
+
+
+def schedule_steps(schedule: Schedule | None, total: int) -> list[int]:
+    """The steps whose lr the summary shows: the start, each phase's handover, middle, last."""
+    if schedule is None:
+        return []
+    phases = [schedule] if isinstance(schedule, Mapping) else list(schedule)
+    handovers = [phase["end"] for phase in phases[:-1] if isinstance(phase.get("end"), int)]
+    return sorted({0, *handovers, total // 2, total - 1})
 
 
 class Progress:
@@ -237,19 +269,26 @@ class Progress:
 def train(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
+    scheduler: Any,
     settings: TrainSettings,
     num_classes: int,
     steps: range,
     label: str,
     verbose: bool = True,
-) -> list[float]:
-    """Train on synthetic batches; the batch of step ``s`` depends only on the seed and ``s``."""
+) -> tuple[list[float], float]:
+    """Train on synthetic batches; the batch of step ``s`` depends only on the seed and ``s``.
+
+    Returns:
+        The losses, and how far the groups' ``lr / initial_lr`` drifted apart at worst (relative):
+        the paramwise rules set the ratios between groups, and the schedule must keep them.
+    """
     compute_losses = getattr(model, "loss", None)
     if not callable(compute_losses):
         raise SystemExit(f"{type(model).__qualname__} has no loss(batch) method to train with")
     model.train()
     progress = Progress(label, steps.start, steps.stop - 1, settings.log_every) if verbose else None
     history: list[float] = []
+    drift = 0.0
     for step in steps:
         generator = torch.Generator().manual_seed(settings.seed * 1_000_003 + step)
         batch = synthetic_batch(settings.batch_size, settings.image_size, num_classes, generator)
@@ -257,11 +296,35 @@ def train(
         total = torch.stack(list(losses.values())).sum()
         optimizer.zero_grad(set_to_none=True)
         total.backward()  # type: ignore[no-untyped-call]  # untyped in torch's stubs
+        drift = max(drift, _ratio_drift(optimizer))
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
         history.append(float(total.detach()))
         if progress is not None:
             progress.update(step, {name: float(value.detach()) for name, value in losses.items()})
-    return history
+    return history, drift
+
+
+def _ratio_drift(optimizer: torch.optim.Optimizer) -> float:
+    scales = [g["lr"] / g["initial_lr"] for g in optimizer.param_groups if "initial_lr" in g]
+    if not scales or min(scales) <= 0:
+        return 0.0
+    return float(max(scales) / min(scales) - 1)
+
+
+def fast_forward(scheduler: Any, steps: int) -> None:
+    """Step a freshly built scheduler to where the checkpointed run left it.
+
+    A scheduler's state_dict holds one entry per parameter group, so it cannot follow the
+    optimizer into another layout; its lrs depend only on each group's initial lr and the step
+    count, so stepping it again gives the same lrs, float for float.
+    """
+    with warnings.catch_warnings():
+        # No optimizer.step() comes first here, on purpose.
+        warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)`")
+        for _ in range(steps):
+            scheduler.step()
 
 
 def save_checkpoint(
@@ -272,21 +335,38 @@ def save_checkpoint(
     )
 
 
+def mmcv_layout(optimizer_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The optimizer config with one group per parameter, as mmcv's constructor builds them."""
+    paramwise = dict(optimizer_cfg.get("paramwise_cfg") or {})
+    return {**optimizer_cfg, "paramwise_cfg": {**paramwise, "merge_groups": False}}
+
+
 def resume(
     checkpoint: Path, config: Mapping[str, Any], seed: int
-) -> tuple[nn.Module, torch.optim.Optimizer]:
-    """Build a fresh model and optimizer from the config, as a new process would, and load."""
+) -> tuple[nn.Module, torch.optim.Optimizer, Any]:
+    """Build a fresh model, optimizer and scheduler from the config, as a new process would.
+
+    The checkpoint's optimizer state is in another group layout; it is loaded by parameter name.
+    """
     model = build_model(config, seed)
     optimizer, _ = build_optimizer_reporting_shared(model, config["optimizer"])
     state = torch.load(checkpoint, weights_only=True)
     model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    buffers = sum(len(entry) > 0 for entry in optimizer.state.values())
+    saved_groups = len(state["optimizer"]["param_groups"])
+    report = load_state_dict_by_name(optimizer, state["optimizer"])
+    schedule = config.get("scheduler")
+    scheduler = None if schedule is None else build_scheduler(optimizer, schedule)
+    if scheduler is not None:
+        fast_forward(scheduler, state["step"])
     print(
-        f"resumed from step {state['step']}: {len(state['model'])} model tensors and "
-        f"{buffers} optimizer states restored into a freshly built model and optimizer"
+        f"resumed from step {state['step']}: {len(state['model'])} model tensors; the optimizer "
+        f"state of {saved_groups} groups (mmcv's layout) into {len(optimizer.param_groups)} "
+        "merged groups, by parameter name:"
     )
-    return model, optimizer
+    print(f"  {report}")
+    if scheduler is not None:
+        print(f"  the schedule fast-forwarded to step {state['step']}")
+    return model, optimizer, scheduler
 
 
 def max_difference(first: nn.Module, second: nn.Module) -> float:
@@ -299,6 +379,10 @@ def max_difference(first: nn.Module, second: nn.Module) -> float:
         ),
         default=0.0,
     )
+
+
+def lrs_by_name(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    return {name: g["lr"] for g in optimizer.param_groups for name in g["param_names"]}
 
 
 def _qualified(obj: object) -> str:
@@ -323,7 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(settings.num_threads)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     model_cfg, optimizer_cfg = config["model"], config["optimizer"]
+    schedule: Schedule | None = config.get("scheduler")
     num_classes = int(model_cfg.get("num_classes", 3))
+    total_steps = settings.steps + settings.resume_steps
 
     print(f"config: {args.config}")
     loaded_before = {scope for scope in ("demo_cls", "demo_det") if scope in sys.modules}
@@ -340,49 +426,73 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"scopes loaded through entry points while building: {', '.join(loaded_now) or 'none'}"
     )
 
-    optimizer, notes = build_optimizer_reporting_shared(model, optimizer_cfg)
-    rows = explain(model, optimizer_cfg)
-    check_explain_matches(optimizer, rows)
-    print_optimizer_summary(optimizer, rows, notes)
+    merged, notes = build_optimizer_reporting_shared(model, optimizer_cfg)
+    rows = explain(model, optimizer_cfg, schedule, schedule_steps(schedule, total_steps))
+    check_explain_matches(merged, rows)
+    print_optimizer_summary(merged, rows, notes)
 
+    # The run keeps mmcv's layout, so its checkpoint is one an mmcv-era job would have written.
+    optimizer, _ = build_optimizer_reporting_shared(model, mmcv_layout(optimizer_cfg))
+    scheduler = None if schedule is None else build_scheduler(optimizer, schedule)
     first_run = range(1, settings.steps + 1)
-    print(f"training {settings.steps} steps on synthetic data (batch {settings.batch_size}):")
-    history = train(model, optimizer, settings, num_classes, first_run, "train")
+    print(
+        f"training {settings.steps} steps on synthetic data (batch {settings.batch_size}), "
+        f"optimizer in mmcv's layout ({len(optimizer.param_groups)} groups, one per parameter):"
+    )
+    history, drift = train(model, optimizer, scheduler, settings, num_classes, first_run, "train")
     checkpoint = args.work_dir / "checkpoint.pth"
     save_checkpoint(checkpoint, model, optimizer, settings.steps)
-    print(f"saved {checkpoint} (model + optimizer state, {checkpoint.stat().st_size:,} bytes)")
+    print(
+        f"saved {checkpoint} (model + optimizer state in mmcv's layout, "
+        f"{checkpoint.stat().st_size:,} bytes)"
+    )
 
-    resumed, resumed_optimizer = resume(checkpoint, config, settings.seed + 1)
-    second_run = range(settings.steps + 1, settings.steps + settings.resume_steps + 1)
-    resumed_history = train(resumed, resumed_optimizer, settings, num_classes, second_run, "resume")
+    resumed, resumed_optimizer, resumed_scheduler = resume(checkpoint, config, settings.seed + 1)
+    second_run = range(settings.steps + 1, total_steps + 1)
+    resumed_history, resumed_drift = train(
+        resumed, resumed_optimizer, resumed_scheduler, settings, num_classes, second_run, "resume"
+    )
     # The uninterrupted run takes the same steps: a faithful resume ends with the same weights.
-    train(model, optimizer, settings, num_classes, second_run, "reference", verbose=False)
+    _, reference_drift = train(
+        model, optimizer, scheduler, settings, num_classes, second_run, "reference", verbose=False
+    )
     difference = max_difference(model, resumed)
+    same_lrs = lrs_by_name(optimizer) == lrs_by_name(resumed_optimizer)
     final = args.work_dir / "final.pth"
     save_checkpoint(final, resumed, resumed_optimizer, second_run.stop - 1)
 
     all_losses = history + resumed_history
     first_loss, last_loss = all_losses[0], sum(all_losses[-5:]) / len(all_losses[-5:])
+    worst_drift = max(drift, resumed_drift, reference_drift)
     print(f"done in {time.perf_counter() - started:.1f} s:")
     print(
         f"  built {_qualified(model)} from {args.config.name}, with a {_qualified(backbone)} "
         "backbone reached by scoped name"
     )
     print(
-        f"  grouped {len(rows)} parameter tensors into {len(optimizer.param_groups)} optimizer "
+        f"  grouped {len(rows)} parameter tensors into {len(merged.param_groups)} optimizer "
         "groups by the paramwise rules above"
     )
+    if schedule is not None:
+        print(
+            f"  scheduled the lr over {total_steps} steps; every group's lr / initial lr agreed "
+            f"within {worst_drift:.2g} (relative) at every step, so the paramwise ratios held"
+        )
     print(
-        f"  trained {settings.steps} steps, saved {checkpoint.name}, resumed for "
-        f"{settings.resume_steps} more: loss {first_loss:.3f} -> {last_loss:.3f} "
-        "(mean of the last 5 steps)"
+        f"  trained {settings.steps} steps in mmcv's layout, saved {checkpoint.name}, resumed in "
+        f"merged groups for {settings.resume_steps} more: loss {first_loss:.3f} -> "
+        f"{last_loss:.3f} (mean of the last 5 steps)"
     )
+    verdict = "equal" if difference == 0 and same_lrs else "NOT equal"
     print(
-        f"  the resumed weights differ from an uninterrupted run by at most {difference:.2g}; "
-        f"final state in {final}"
+        f"  the resumed run and the uninterrupted one are {verdict}: weights differ by at most "
+        f"{difference:.2g}, lrs {'identical' if same_lrs else 'differ'}; final state in {final}"
     )
-    if difference > 1e-6:
+    if verdict != "equal":
         print("error: the resumed run diverged from the uninterrupted one", file=sys.stderr)
+        return 1
+    if worst_drift > 1e-12:
+        print("error: the schedule broke the ratios between groups", file=sys.stderr)
         return 1
     if not last_loss < first_loss:
         print("error: the loss did not fall", file=sys.stderr)

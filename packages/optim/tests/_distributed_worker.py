@@ -1,5 +1,9 @@
 """One rank of test_distributed: DDP + ZeroRedundancyOptimizer built by build_optimizer.
 
+After training, each rank calls ``full_state_dict`` (a collective): rank 0 saves the whole
+consolidated state, the other rank what it got (None), and each rank its own shard's state by
+name, so the test can check the consolidated state against the shards.
+
 Run by ``runpy.run_path`` in a spawned process (conftest's ``run_ranks``); the test passes
 ``RANK``, ``WORLD_SIZE``, ``INIT_METHOD``, ``OUT_DIR`` and ``STEPS`` as globals. Also loaded for
 the single-process run, and by other workers for :func:`rank_main`, the one rank life cycle:
@@ -21,7 +25,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from regtree_optim import build_optimizer
+from regtree_optim import build_optimizer, full_state_dict
 
 PARAMWISE_CFG: dict[str, Any] = {
     "bias_lr_mult": 2,
@@ -78,9 +82,20 @@ def _train_and_save(rank: int, world_size: int, out_dir: str, steps: int) -> Non
         for group in optimizer.optim.param_groups  # type: ignore[attr-defined]
         for param in group["params"]
     }
+    # Every rank calls it: consolidation gathers the shards on rank 0.
+    full = full_state_dict(optimizer)
+    local = optimizer.optim  # type: ignore[attr-defined]
+    shard_state = {
+        names[id(param)]: {key: value.clone() for key, value in local.state[param].items()}
+        for group in local.param_groups
+        for param in group["params"]
+        if local.state.get(param)
+    }
     torch.save(
         {
             "type": type(optimizer).__name__,
+            "full_state_dict": full,
+            "shard_state": shard_state,
             "params": {n: p.detach().clone() for n, p in model.named_parameters()},
             "group_lrs": {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]},
             "local_lrs": local_lrs,

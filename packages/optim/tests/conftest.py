@@ -219,7 +219,7 @@ def _run_ranks(worker: Path, out_dir: Path, world_size: int, params: dict[str, A
     pytest.fail(f"the ranks failed {RANK_ATTEMPTS} times: " + "; then ".join(reports))
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def run_ranks() -> RunRanks:
     """``run_ranks(worker, out_dir, world_size, params)``: a gloo group of fresh interpreters.
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 import torch
 from torch import nn
 
-from ._layer_decay import LayerDepths
+from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
 from ._paramwise import Decision, ParamwiseRules
 from ._rules import Composition, ParamRule, RuleSelector
@@ -24,7 +24,6 @@ from ._rules import Composition, ParamRule, RuleSelector
 __all__ = ["RuleStage", "compose_decisions", "product"]
 
 _DEFAULT_RULE: Final[str] = "default"
-_NO_FACTS: Final[tuple[frozenset[str], frozenset[str]]] = (frozenset(), frozenset())
 
 
 def product(factors: tuple[Any, ...]) -> Any:
@@ -94,19 +93,19 @@ class RuleStage:
         self.hooks = hooks if hooks else None
         self.to_freeze: list[torch.Tensor] = []
         self._rules = rules
-        self._cache: dict[Hashable, Decision] = {}
-        self._frozen: dict[str, Decision] = {}
+        # (3.2 decision, rules selected, layer, hook) -> (decision, freezes)
+        self._cache: dict[Hashable, tuple[Decision, bool]] = {}
 
-    def module_facts(self, module: nn.Module) -> tuple[frozenset[str], frozenset[str]]:
-        """What the ``module`` selectors see in ``module`` (call once per module)."""
+    def module_facts(self, module: nn.Module) -> int:
+        """An id of what the ``module`` selectors see in ``module`` (call once per module)."""
         if self.selector is None:
-            return _NO_FACTS
+            return -1
         return self.selector.module_facts(module)
 
     def refine(
         self,
         decision: Decision,
-        facts: tuple[frozenset[str], frozenset[str]],
+        facts: int,
         name: str,
         param: torch.Tensor,
         full_name: str,
@@ -125,40 +124,50 @@ class RuleStage:
         Raises:
             ValueError: layer decay puts it outside ``0..num_layers - 1``.
         """
+        selector = self.selector
         selected: tuple[ParamRule, ...] = ()
-        if self.selector is not None:
+        if selector is not None:
             ndim = param.ndim if ndim is None else ndim
-            selected = self.selector.select(facts, name, ndim, full_name)
+            selected = selector.select(facts, name, ndim, full_name)
         if not param.requires_grad:
             # Frozen in the model: no rule, hook or layer decay applies.
             return decision
-        for rule in selected:
-            if rule.freeze:
-                return self._freeze(param, f"frozen by {rule.label} (freeze: true)")
-        layer_key: tuple[int, int] | None = None
-        scale: Any = None
-        layer_label = ""
-        if self.depths is not None:
-            layer, count, scale, frozen, layer_label = self.depths.scale(full_name)
-            if frozen:
-                below = self.depths.config.freeze_below
-                return self._freeze(
-                    param, f"frozen by {layer_label} (scale {scale} < freeze_below {below})"
-                )
-            layer_key = (layer, count)
+        layer = self.depths.scale(full_name) if self.depths is not None else None
         hook = self.hooks.reason(full_name) if self.hooks is not None else None
-        key = (decision, selected, layer_key, hook)
+        # id(layer): one object per layer, kept alive by LayerDepths, and cheaper to hash.
+        key = (decision, selected, id(layer), hook)
         found = self._cache.get(key)
         if found is None:
-            found = self._cache[key] = self._combine(decision, selected, scale, layer_label, hook)
-        return found
+            found = self._cache[key] = self._resolve(decision, selected, layer, hook)
+        result, freezes = found
+        if freezes:
+            self.to_freeze.append(param)
+        return result
 
-    def _freeze(self, param: torch.Tensor, why: str) -> Decision:
-        self.to_freeze.append(param)
-        found = self._frozen.get(why)
-        if found is None:
-            found = self._frozen[why] = self._rules.decision(self._rules.base_settings(), why)
-        return found
+    def _resolve(
+        self,
+        decision: Decision,
+        selected: tuple[ParamRule, ...],
+        layer: LayerScale | None,
+        hook: str | None,
+    ) -> tuple[Decision, bool]:
+        # The decision, and whether it freezes the parameter.
+        for rule in selected:
+            if rule.freeze:
+                return self._frozen(f"frozen by {rule.label} (freeze: true)"), True
+        scale: Any = None
+        layer_label = ""
+        if layer is not None:
+            _, _, scale, frozen, layer_label = layer
+            if frozen:
+                assert self.depths is not None
+                below = self.depths.config.freeze_below
+                why = f"frozen by {layer_label} (scale {scale} < freeze_below {below})"
+                return self._frozen(why), True
+        return self._combine(decision, selected, scale, layer_label, hook), False
+
+    def _frozen(self, why: str) -> Decision:
+        return self._rules.decision(self._rules.base_settings(), why)
 
     def _combine(
         self,

@@ -285,6 +285,8 @@ class DefaultOptimizerConstructor:
 
     def _build(self, groups: list[dict[str, Any]]) -> Optimizer:
         optimizer_cfg = dict(self.optimizer_cfg)
+        if len(groups) > 1 and _splits_safely(optimizer_cfg.get("type")):
+            return _build_then_regroup(optimizer_cfg, groups)
         optimizer_cfg["params"] = groups
         return OPTIMIZERS.build(optimizer_cfg)
 
@@ -370,6 +372,28 @@ class DefaultOptimizerConstructor:
                 )
             )
         return Explanation(rows)
+
+
+def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, Any]]) -> Optimizer:
+    # torch checks each new group against every earlier one, which is quadratic in the number of
+    # groups: layer decay gives a few groups per layer, and 654 groups of 10,000 tensors took
+    # 1.2 s to add against 40 ms for one group. Where the optimizer keeps no per-group state of
+    # its own (_splits_safely), it is built on one group holding every parameter (so torch checks
+    # them all) and then given the groups, each completed with the optimizer's defaults as
+    # add_param_group completes it.
+    optimizer_cfg["params"] = [
+        {
+            "params": [param for group in groups for param in group["params"]],
+            "param_names": [name for group in groups for name in group["param_names"]],
+        }
+    ]
+    optimizer: Optimizer = OPTIMIZERS.build(optimizer_cfg)
+    defaults = optimizer.defaults
+    for group in groups:
+        for option, default in defaults.items():
+            group.setdefault(option, default)
+    optimizer.param_groups = groups
+    return optimizer
 
 
 def _freeze(plan: GroupPlan) -> None:

@@ -20,7 +20,7 @@ from torch import nn
 
 from ._names import callable_name, closest_names
 
-__all__ = ["LayerDecay", "LayerDepths", "resolve_layer_decay", "timm_layer_ids"]
+__all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
 
 _KEYS: Final[tuple[str, ...]] = ("rate", "min_scale", "freeze_below", "depth", "num_layers")
 _HOOKS: Final[tuple[str, ...]] = ("get_layer_depth", "group_matcher")
@@ -216,6 +216,10 @@ def timm_layer_ids(names: Iterable[str], matcher: object) -> dict[str, int]:
     return ids
 
 
+# (layer id, num layers, scale, frozen by freeze_below, explain's label): one object per layer.
+LayerScale = tuple[int, int, Any, bool, str]
+
+
 # -- per model --------------------------------------------------------------------------------
 
 
@@ -233,11 +237,13 @@ class LayerDepths:
     def __init__(self, config: LayerDecay, model: nn.Module) -> None:
         self.config = config
         self._model_type = type(model).__name__
-        # (layer id, num layers) -> (scale, frozen, explain label)
-        self._by_layer: dict[tuple[int, int], tuple[Any, bool, str]] = {}
+        # (layer id, num layers) -> what scale() returns
+        self._by_layer: dict[tuple[int, int], LayerScale] = {}
         self._timm_ids: dict[str, int] = {}
         self._timm_count = 0
         self._layer: Callable[[str], tuple[int, int]]
+        # The scale of one parameter, by name: the generic path, or the regex list's fast one.
+        self.scale: Callable[[str], LayerScale] = self._scale
         depth = config.depth
         if depth is None:
             depth = next((hook for hook in _HOOKS if callable(getattr(model, hook, None))), None)
@@ -272,6 +278,10 @@ class LayerDepths:
             assert config.num_layers is not None
             self._num_layers = config.num_layers
             self._layer = self._regex_layer
+            # (pair, captured text) -> scale: each name costs its regex calls and one lookup.
+            self._by_capture: dict[tuple[int, str | None], LayerScale] = {}
+            self._grouped = [(pattern, pattern.groups > 0) for pattern, _ in depth]
+            self.scale = self._regex_scale
 
     def layer(self, name: str) -> tuple[int, int]:
         """The parameter's ``(layer id, number of layers)``."""
@@ -310,8 +320,25 @@ class LayerDepths:
                 return layer, self._num_layers
         return self._num_layers - 1, self._num_layers
 
-    def scale(self, name: str) -> tuple[int, int, Any, bool, str]:
+    def _regex_scale(self, name: str) -> LayerScale:
+        for index, (pattern, grouped) in enumerate(self._grouped):
+            found = pattern.match(name)
+            if found is not None:
+                key = (index, found.group(1) if grouped else None)
+                scale = self._by_capture.get(key)
+                if scale is None:
+                    scale = self._by_capture[key] = self._scale(name)
+                return scale
+        key = (-1, None)
+        scale = self._by_capture.get(key)
+        if scale is None:
+            scale = self._by_capture[key] = self._scale(name)
+        return scale
+
+    def _scale(self, name: str) -> LayerScale:
         """``(layer id, num layers, scale, frozen, explain label)`` of one parameter.
+
+        One tuple per layer, the same object for every parameter of the layer.
 
         Raises:
             ValueError: the layer id is outside ``0..num_layers - 1``.
@@ -330,8 +357,10 @@ class LayerDepths:
             scale = max(config.min_scale, config.rate ** (count - layer - 1))
             frozen = config.freeze_below is not None and scale < config.freeze_below
             found = self._by_layer[(layer, count)] = (
+                layer,
+                count,
                 scale,
                 frozen,
                 f"layer_decay[{layer}/{count}]",
             )
-        return (layer, count, *found)
+        return found

@@ -114,6 +114,13 @@ def is_depthwise(module: nn.Module, is_conv: bool) -> bool:
     return is_conv and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
 
 
+# A rule's name selectors, compiled: (rule, match, regex, exclude); all None for a rule that
+# holds on the facts alone.
+_NameCheck = tuple[
+    ParamRule, "re.Pattern[str] | None", "re.Pattern[str] | None", "re.Pattern[str] | None"
+]
+
+
 class RuleSelector:
     """Which rules select a parameter, with everything but the name looked at once per fact set.
 
@@ -125,18 +132,24 @@ class RuleSelector:
         self.used: set[int] = set()
         # Per call, not global: register_norm_type may change what a type is between calls.
         self._by_type: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
-        self._by_module: dict[tuple[type, bool], tuple[frozenset[str], frozenset[str]]] = {}
-        self._by_facts: dict[tuple[object, str, int], tuple[ParamRule, ...]] = {}
+        # (type, depthwise) -> a small int standing for the module's facts (cheap to hash).
+        self._fact_ids: dict[tuple[type, bool], int] = {}
+        self._facts: list[tuple[frozenset[str], frozenset[str]]] = []
+        # (fact id, name, ndim) -> (rules selected whatever the name, or None, name checks)
+        self._by_facts: dict[
+            tuple[int, str, int], tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]]
+        ] = {}
 
-    def module_facts(self, module: nn.Module) -> tuple[frozenset[str], frozenset[str]]:
-        """The kinds and class names a ``module`` selector sees for ``module``."""
+    def module_facts(self, module: nn.Module) -> int:
+        """An id for the kinds and class names a ``module`` selector sees in ``module``."""
         module_type = type(module)
         kinds, classes = self._type_facts(module_type)
         dw = "conv" in kinds and is_depthwise(module, True)
         key = (module_type, dw)
-        found = self._by_module.get(key)
+        found = self._fact_ids.get(key)
         if found is None:
-            found = self._by_module[key] = (kinds | {"dwconv"} if dw else kinds, classes)
+            found = self._fact_ids[key] = len(self._facts)
+            self._facts.append((kinds | {"dwconv"} if dw else kinds, classes))
         return found
 
     def _type_facts(self, module_type: type) -> tuple[frozenset[str], frozenset[str]]:
@@ -159,13 +172,23 @@ class RuleSelector:
             )
         return found
 
-    def select(
-        self,
-        facts: tuple[frozenset[str], frozenset[str]],
-        name: str,
-        ndim: int,
-        full_name: str,
-    ) -> tuple[ParamRule, ...]:
+    def _entry(
+        self, key: tuple[int, str, int]
+    ) -> tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]]:
+        facts, name, ndim = key
+        kinds, classes = self._facts[facts]
+        candidates = [rule for rule in self.rules if rule.selects_facts(kinds, classes, name, ndim)]
+        checks = tuple((rule, rule.match, rule.regex, rule.exclude) for rule in candidates)
+        if any(rule.selects_by_name for rule in candidates):
+            entry: tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]] = ((), checks)
+        else:
+            # Selected whatever the name: recorded as used now, since they are selected now.
+            self.used.update(rule.index for rule in candidates)
+            entry = (tuple(candidates), ())
+        self._by_facts[key] = entry
+        return entry
+
+    def select(self, facts: int, name: str, ndim: int, full_name: str) -> tuple[ParamRule, ...]:
         """The rules, in list order, that select one parameter.
 
         Args:
@@ -175,20 +198,25 @@ class RuleSelector:
             full_name: Its name in the unwrapped model.
         """
         key = (facts, name, ndim)
-        candidates = self._by_facts.get(key)
-        if candidates is None:
-            kinds, classes = facts
-            candidates = self._by_facts[key] = tuple(
-                rule for rule in self.rules if rule.selects_facts(kinds, classes, name, ndim)
-            )
-        if not candidates:
-            return ()
-        selected = tuple(
-            rule for rule in candidates if not rule.selects_by_name or rule.selects_name(full_name)
-        )
-        for rule in selected:
-            self.used.add(rule.index)
-        return selected
+        entry = self._by_facts.get(key)
+        if entry is None:
+            entry = self._entry(key)
+        static, checks = entry
+        if not checks:
+            return static
+        # The hot path of name selectors: one compiled pattern call per selector given.
+        selected = []
+        used = self.used
+        for rule, match, regex, exclude in checks:
+            if match is not None and match.match(full_name) is None:
+                continue
+            if regex is not None and regex.search(full_name) is None:
+                continue
+            if exclude is not None and exclude.match(full_name) is not None:
+                continue
+            selected.append(rule)
+            used.add(rule.index)
+        return tuple(selected)
 
 
 # -- validation -------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -115,7 +116,8 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
         torch_schedulers._warn_get_lr_called_within_step(self)
         floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
         groups = self.optimizer.param_groups
-        if self._is_initial:
+        # Newer torch marks the initial step with _is_initial; older releases knew it by epoch 0.
+        if getattr(self, "_is_initial", self.last_epoch == 0):
             return [group["lr"] for group in groups]
         if self._step_count == 1 and self.last_epoch > 0:
             return self._get_closed_form_lr()
@@ -447,8 +449,6 @@ def lr_at_by_name(
     Returns:
         For each parameter name, a dict from each step of ``at`` (as given) to its lr.
     """
-    import warnings
-
     resolved = resolve_steps(cfg, at)
     wanted: dict[int, list[int]] = {}
     for given, step in resolved.items():

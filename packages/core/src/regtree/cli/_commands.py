@@ -27,6 +27,7 @@ __all__ = [
     "run_show",
     "run_tree",
     "run_validate",
+    "select_registry",
 ]
 
 PROG = "regtree"
@@ -34,7 +35,13 @@ PROG = "regtree"
 DEFAULT_SECTION = "model"
 
 
-def _select_registry(roots: Sequence[Registry[Any]], name: str, scope: str | None) -> Registry[Any]:
+def select_registry(roots: Sequence[Registry[Any]], name: str, scope: str | None) -> Registry[Any]:
+    """Return the root named ``name`` among ``roots``, or the registry of ``scope`` in its tree.
+
+    Raises:
+        UsageError: No tree has that name, or the tree has no registry of that scope; the message
+            names the closest and lists the choices.
+    """
     by_name: dict[str, Registry[Any]] = {}
     for candidate in roots:
         by_name.setdefault(candidate.name, candidate)
@@ -74,7 +81,7 @@ def run_tree(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
     """
     chosen = list(roots)
     if options.registry is not None:
-        chosen = [_select_registry(roots, options.registry, None)]
+        chosen = [select_registry(roots, options.registry, None)]
     if options.json:
         print(json.dumps([_tree_as_dict(root) for root in chosen], indent=2))
         return 0
@@ -126,7 +133,7 @@ def run_list(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
     """
     from fnmatch import fnmatchcase
 
-    selected = _select_registry(roots, options.registry, options.scope)
+    selected = select_registry(roots, options.registry, options.scope)
     members = [selected] if options.scope is not None else list(iter_tree(selected))
     pattern = (options.pattern or "*").lower()
     rows: list[dict[str, object]] = []
@@ -186,7 +193,7 @@ def run_show(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> int
     Raises:
         UsageError: The key is not registered, is ambiguous, or the registry is unknown.
     """
-    selected = _select_registry(roots, options.registry, options.scope)
+    selected = select_registry(roots, options.registry, options.scope)
     key: str = options.key
     owner, name, obj = _find_entry(selected, key)
     details = _entry_details(owner, name, obj)
@@ -304,7 +311,7 @@ def run_validate(options: argparse.Namespace, roots: Sequence[Registry[Any]]) ->
     Raises:
         UsageError: ``--registry`` or ``--scope`` names no registry.
     """
-    registry = _select_registry(roots, options.registry, options.scope)
+    registry = select_registry(roots, options.registry, options.scope)
     cfg, section = options.cfg, options.section
     problems = registry.validate(cfg)
     if options.json:
@@ -344,7 +351,7 @@ def run_build(options: argparse.Namespace, roots: Sequence[Registry[Any]]) -> in
     Raises:
         UsageError: ``--registry`` or ``--scope`` names no registry.
     """
-    registry = _select_registry(roots, options.registry, options.scope)
+    registry = select_registry(roots, options.registry, options.scope)
     cfg, section = options.cfg, options.section
     try:
         built = registry.build(cfg)

@@ -22,8 +22,10 @@ from ._commands import (
     run_tree,
     run_validate,
 )
+from ._doctor import add_doctor_command
 from ._resolve import add_resolve_parser, run_resolve
 from ._roots import find_root_registries, import_locations
+from ._schema import add_schema_command
 from ._support import (
     UsageError,
     add_set_option,
@@ -36,7 +38,7 @@ from ._support import (
 
 __all__ = ["COMMANDS", "build_parser", "load_section", "main"]
 
-COMMANDS = ("tree", "list", "show", "validate", "build", "resolve")
+COMMANDS = ("tree", "list", "show", "validate", "build", "resolve", "schema", "doctor")
 DEFAULT_TREE = "model"
 
 _SECTION_HELP = (
@@ -72,6 +74,8 @@ def main(argv: Sequence[str] | None = None, *, roots: Sequence[Registry[Any]] | 
         except UsageError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
+    if getattr(options, "imports_plugins", False):  # doctor imports them one by one itself
+        return run_command(PROG, partial(options.handler, options, roots))
     try:
         if roots is None:
             from .._plugins import load_plugins
@@ -148,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_options(build)
     build.set_defaults(handler=run_build)
     add_resolve_parser(commands)
+    add_schema_command(commands)
+    add_doctor_command(commands)
     return parser
 
 

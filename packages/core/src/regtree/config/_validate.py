@@ -17,6 +17,7 @@ __all__ = [
     "PROBLEM_KINDS",
     "ConfigProblem",
     "format_path",
+    "signature_of",
     "validate_config",
 ]
 
@@ -308,7 +309,7 @@ class _Checker:
         given: Mapping[Any, object],
         path: tuple[str | int, ...],
     ) -> None:
-        signature = _signature(target)
+        signature = signature_of(target)
         if signature is None:
             return
         from inspect import Parameter
@@ -389,7 +390,15 @@ def _describe_target(type_value: object, target: Callable[..., object]) -> str:
     return where
 
 
-def _signature(target: Callable[..., object]) -> Signature | None:
+def signature_of(target: Callable[..., object]) -> Signature | None:
+    """Return the signature a config is checked against, annotations evaluated where they can be.
+
+    Args:
+        target: The class or callable a config names.
+
+    Returns:
+        Its signature, or None where it has none (some builtins and extension types).
+    """
     from inspect import signature
 
     try:
