@@ -369,6 +369,7 @@ class DefaultOptimizerConstructor:
                     lr_mult=placement.lr_mult,
                     decay_mult=placement.decay_mult,
                     lr_at=lr_at.get(placement.name, {}),
+                    optimizer=group.get("optimizer") if resolved.routed is not None else None,
                 )
             )
         return Explanation(rows)
