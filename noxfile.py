@@ -255,14 +255,11 @@ BENCH_PEERS: list[tuple[str, list[list[str]], dict[str, str]]] = [
 ]
 
 
-@nox.session(python=TORCH_PYTHON, default=False)
-def bench(session: nox.Session) -> None:
-    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json.
+def _install_peers(session: nox.Session) -> list[str]:
+    """Install BENCH_PEERS through the constraints file; return a note for each that failed.
 
-    A peer that does not install is skipped with a note in the results, never a failure. Every
-    install goes through the constraints file so that no peer can replace the pinned torch.
+    Checks afterwards that no peer replaced the pinned torch.
     """
-    _install_packages(session)
     notes: list[str] = []
     for name, steps, env in BENCH_PEERS:
         try:
@@ -278,6 +275,18 @@ def bench(session: nox.Session) -> None:
         f"import torch, sys; sys.exit(torch.__version__.split('+')[0] != {pinned!r})",
         silent=True,
     )
+    return notes
+
+
+@nox.session(python=TORCH_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks beside their floors and peers; writes benchmarks/results.md and .json.
+
+    A peer that does not install is skipped with a note in the results, never a failure. Every
+    install goes through the constraints file so that no peer can replace the pinned torch.
+    """
+    _install_packages(session)
+    notes = _install_peers(session)
     notes_file = Path(session.create_tmp()) / "install-notes.json"
     notes_file.write_text(json.dumps(notes))
     session.run(
@@ -287,3 +296,22 @@ def bench(session: nox.Session) -> None:
         str(notes_file),
         *session.posargs,
     )
+
+
+@nox.session(python=TORCH_PYTHON, default=False)
+def compat(session: nox.Session) -> None:
+    """Compare our parameter groups with mmcv's and mmengine's, per tensor, on random configs.
+
+    The peers install as for the benchmarks (BENCH_PEERS); here a peer that does not install
+    fails the session, since there is nothing to compare with. Fails on any difference that
+    the root README does not document.
+
+    Then every config shipped in the mmdet 2.28.2 wheel (BENCH_PEERS installs it without its
+    dependencies), loaded by mmcv's Config.fromfile and by regtree, compared (SPEC 5.3).
+    """
+    _install_packages(session)
+    notes = _install_peers(session)
+    if notes:
+        session.error(" ".join(notes))
+    session.run("python", str(ROOT / "benchmarks" / "compat.py"), *session.posargs)
+    session.run("python", str(ROOT / "tests" / "mmdet_configs_check.py"))

@@ -347,7 +347,7 @@ BAD_FILES = {
     "broken.toml": ("[model\n", "line 1"),
     "broken.json": ('{"model": }', "invalid JSON"),
     "config.ini": ("[model]\n", "unsupported config file extension"),
-    "config.py": ("model = dict()\n", "would execute its code"),
+    "config.py": ("import os\nmodel = dict()\n", "Python configs are read without being run"),
 }
 
 

@@ -10,8 +10,7 @@ import jsonschema
 import pytest
 
 from regtree import Registry
-from regtree.cli import main
-from regtree.cli._schema import annotation_schema, config_schema
+from regtree.cli import annotation_schema, config_schema, main
 from regtree.config import type_mismatch
 
 

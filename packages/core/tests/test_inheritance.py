@@ -190,3 +190,16 @@ def test_an_error_in_a_base_names_the_base(tmp_path: Path) -> None:
 def test_a_file_with_only_a_base_takes_the_base(tmp_path: Path) -> None:
     write(tmp_path, "base.json", '{"a": 1}')
     assert load_config(write(tmp_path, "cfg.json", '{"_base_": "base.json"}')) == {"a": 1}
+
+
+def test_an_edited_base_is_read_again_and_loads_do_not_share_values(tmp_path: Path) -> None:
+    base = write(tmp_path, "base.json", '{"model": {"depth": 1, "widths": [1]}}')
+    path = write(tmp_path, "cfg.json", '{"_base_": "base.json", "seed": 0}')
+    first = load_config(path, ["model.depth=5", "model.widths.0=7"])
+    first["model"]["widths"].append(9)
+    assert load_config(path) == {"model": {"depth": 1, "widths": [1]}, "seed": 0}
+    base.write_text('{"model": {"depth": 2, "widths": [1]}}', encoding="utf-8")
+    assert load_config(path)["model"]["depth"] == 2
+    other = write(tmp_path, "other.json", '{"_base_": "base.json", "model": {"extra": 1}}')
+    assert load_config(other)["model"] == {"depth": 2, "widths": [1], "extra": 1}
+    assert load_config(path)["model"] == {"depth": 2, "widths": [1]}

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from regtree_optim import DefaultOptimizerConstructor, build_optimizer
+from regtree_optim._layer_decay import timm_layer_ids
 
 
 class ToyViTBackbone(nn.Module):
@@ -307,3 +308,25 @@ def test_layer_decay_without_lr_is_a_value_error() -> None:
         ValueError, match=r"layer_decay'\] scales the lr but optimizer_cfg has no lr"
     ):
         DefaultOptimizerConstructor({"type": "SGD"}, {"layer_decay": {"rate": 0.5}})
+
+
+def test_timm_layer_ids_from_a_callable_matcher_and_a_dict_with_unused_groups() -> None:
+    names = ["stem.w", "stages.0.0.w", "stages.0.1.w", "stages.1.0.w", "final.w", "head.w"]
+
+    def matcher(name: str) -> tuple[int, ...] | int:
+        if name.startswith("stages."):
+            return tuple(int(part) + 1 for part in name.split(".")[1:3])
+        return {"stem.w": 0, "final.w": 99}.get(name, 100)
+
+    assert timm_layer_ids(names, matcher) == {
+        "stem.w": 0,
+        "stages.0.0.w": 1,
+        "stages.0.1.w": 2,
+        "stages.1.0.w": 3,
+        "final.w": 4,
+        "head.w": 5,
+    }
+    # A None group still counts as a position, as timm's enumerate does; unmatched names sort last.
+    spec = {"unused": None, "stem": r"^stem", "stages": [(r"^stages\.(\d+)\.(\d+)", None)]}
+    ids = timm_layer_ids(names, spec)
+    assert [ids[name] for name in names] == [0, 1, 2, 3, 4, 4]

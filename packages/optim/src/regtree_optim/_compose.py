@@ -130,7 +130,9 @@ class RuleStage:
             ndim = param.ndim if ndim is None else ndim
             selected = selector.select(facts, name, ndim, full_name)
         if not param.requires_grad:
-            # Frozen in the model: no rule, hook or layer decay applies.
+            # Frozen in the model: no rule, hook or layer decay applies (the rules did select it).
+            if selector is not None:
+                selector.mark_used(selected)
             return decision
         layer = self.depths.scale(full_name) if self.depths is not None else None
         hook = self.hooks.reason(full_name) if self.hooks is not None else None
@@ -138,6 +140,9 @@ class RuleStage:
         key = (decision, selected, id(layer), hook)
         found = self._cache.get(key)
         if found is None:
+            # Every distinct selection passes here first, so rules are marked used once each.
+            if selector is not None:
+                selector.mark_used(selected)
             found = self._cache[key] = self._resolve(decision, selected, layer, hook)
         result, freezes = found
         if freezes:

@@ -280,7 +280,9 @@ class LayerDepths:
             self._layer = self._regex_layer
             # (pair, captured text) -> scale: each name costs its regex calls and one lookup.
             self._by_capture: dict[tuple[int, str | None], LayerScale] = {}
-            self._grouped = [(pattern, pattern.groups > 0) for pattern, _ in depth]
+            self._grouped = [
+                (index, pattern, pattern.groups > 0) for index, (pattern, _) in enumerate(depth)
+            ]
             self.scale = self._regex_scale
 
     def layer(self, name: str) -> tuple[int, int]:
@@ -321,7 +323,7 @@ class LayerDepths:
         return self._num_layers - 1, self._num_layers
 
     def _regex_scale(self, name: str) -> LayerScale:
-        for index, (pattern, grouped) in enumerate(self._grouped):
+        for index, pattern, grouped in self._grouped:
             found = pattern.match(name)
             if found is not None:
                 key = (index, found.group(1) if grouped else None)

@@ -124,7 +124,8 @@ _NameCheck = tuple[
 class RuleSelector:
     """Which rules select a parameter, with everything but the name looked at once per fact set.
 
-    Also records which rules selected anything, for the warning about rules that select nothing.
+    Which rules selected anything (for the warning about rules that select nothing) is for the
+    caller to record with :meth:`mark_used`, once per distinct result rather than per parameter.
     """
 
     def __init__(self, rules: Sequence[ParamRule]) -> None:
@@ -182,8 +183,6 @@ class RuleSelector:
         if any(rule.selects_by_name for rule in candidates):
             entry: tuple[tuple[ParamRule, ...], tuple[_NameCheck, ...]] = ((), checks)
         else:
-            # Selected whatever the name: recorded as used now, since they are selected now.
-            self.used.update(rule.index for rule in candidates)
             entry = (tuple(candidates), ())
         self._by_facts[key] = entry
         return entry
@@ -206,7 +205,6 @@ class RuleSelector:
             return static
         # The hot path of name selectors: one compiled pattern call per selector given.
         selected = []
-        used = self.used
         for rule, match, regex, exclude in checks:
             if match is not None and match.match(full_name) is None:
                 continue
@@ -215,8 +213,11 @@ class RuleSelector:
             if exclude is not None and exclude.match(full_name) is not None:
                 continue
             selected.append(rule)
-            used.add(rule.index)
         return tuple(selected)
+
+    def mark_used(self, selected: tuple[ParamRule, ...]) -> None:
+        """Record that the rules of one :meth:`select` result selected a parameter."""
+        self.used.update(rule.index for rule in selected)
 
 
 # -- validation -------------------------------------------------------------------------------

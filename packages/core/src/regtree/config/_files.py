@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._errors import ConfigError
 from ._tree import Table, from_plain
 
-__all__ = ["SUPPORTED_SUFFIXES", "read_tree"]
+__all__ = ["SUPPORTED_SUFFIXES", "read_bytes", "read_tree"]
 
 # Suffix -> format name. Parsers are imported only when a file of that format is read, so
 # `import regtree` never pays for json, tomllib or yaml.
@@ -14,6 +14,7 @@ SUPPORTED_SUFFIXES: dict[str, str] = {
     ".toml": "TOML",
     ".yaml": "YAML",
     ".yml": "YAML",
+    ".py": "Python",  # OpenMMLab configs, read with ast and never run (_pyconfig)
 }
 
 
@@ -26,12 +27,6 @@ def file_format(filename: str) -> str:
     import os
 
     suffix = os.path.splitext(filename)[1].lower()
-    if suffix == ".py":
-        raise ConfigError(
-            filename,
-            "Python config files are not loaded, because reading one would execute its code; "
-            "write the config as TOML, JSON or YAML instead",
-        )
     found = SUPPORTED_SUFFIXES.get(suffix)
     if found is None:
         shown = repr(suffix) if suffix else "no extension"
@@ -43,14 +38,28 @@ def file_format(filename: str) -> str:
     return found
 
 
-def read_tree(filename: str) -> Table:
+def read_bytes(filename: str) -> bytes:
+    """The content of a config file, checking its extension first.
+
+    Raises:
+        ConfigError: The extension is not supported.
+        OSError: The file cannot be opened.
+    """
+    file_format(filename)
+    with open(filename, "rb") as stream:
+        return stream.read()
+
+
+def read_tree(filename: str, data: bytes | None = None) -> Table:
     """Read one config file (no inheritance) into a tree whose values know their origin.
 
-    Origins are ``filename:line`` for YAML and ``filename`` for JSON and TOML, whose parsers give
-    no positions of values.
+    Origins are ``filename:line`` for YAML and Python and ``filename`` for JSON and TOML, whose
+    parsers give no positions of values. A Python config is parsed with ``ast`` and evaluated
+    as data, never run (`_pyconfig`).
 
     Args:
         filename: The file, as origins and errors will name it.
+        data: Its content, where the caller has read it already.
 
     Returns:
         The file's top-level mapping.
@@ -61,8 +70,9 @@ def read_tree(filename: str) -> Table:
         OSError: The file cannot be opened (missing, a directory, no permission).
     """
     kind = file_format(filename)
-    with open(filename, "rb") as stream:
-        data = stream.read()
+    if data is None:
+        with open(filename, "rb") as stream:
+            data = stream.read()
     text = _decode(filename, data)
     if not text.strip():
         raise ConfigError(filename, f"the file is empty; a config is a {kind} mapping")
@@ -71,6 +81,10 @@ def read_tree(filename: str) -> Table:
         tree = from_plain(_parse_json(filename, text), filename)
     elif kind == "TOML":
         tree = from_plain(_parse_toml(filename, text), filename)
+    elif kind == "Python":
+        from ._pyconfig import parse_python
+
+        tree = parse_python(filename, text)
     else:
         tree = _parse_yaml(filename, text)
     if tree is None or tree == {}:

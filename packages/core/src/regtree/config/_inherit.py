@@ -3,36 +3,58 @@
 from __future__ import annotations
 
 import os
-import re
 
 from ._errors import ConfigError
-from ._files import read_tree
-from ._tree import Items, Leaf, PathProblem, Table, copy_tree, descend, index_of, missing_key
+from ._files import read_bytes, read_tree
+from ._scalars import BASE_REFERENCE
+from ._tree import (
+    Items,
+    Leaf,
+    PathProblem,
+    Table,
+    copy_tree,
+    descend,
+    index_of,
+    missing_key,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from typing import TypeAlias
 
     from ._tree import Node
+
+    # The files a composed tree was made of, with their content.
+    Fingerprint: TypeAlias = tuple[tuple[str, bytes], ...]
 
 __all__ = ["BASE_KEY", "DELETE_KEY", "compose"]
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
-# mmcv's pattern: `{{ _base_.a.b }}`, spaces allowed inside the braces.
-_REFERENCE = re.compile(r"\{\{\s*_base_\.([\w.\-]+)\s*\}\}")
 
 
-def compose(filename: str, read: Callable[[str], Table] = read_tree) -> Table:
+# A file's composed tree, by the file's name as given: (the content of the file and of each base
+# it was composed from, the tree). The bases of a config tree are shared by many configs:
+# loading mmdetection's 666 configs one after the other composes their bases 3,668 times, and
+# ast.parse alone then takes about as long as the whole pass should. A hit is checked against
+# the content of every file involved, so an edited file is composed again. Composed trees share
+# their bases' nodes and are never changed: a merge copies the mappings it merges into.
+_COMPOSED: dict[str, tuple[tuple[tuple[str, bytes], ...], Table]] = {}
+_COMPOSED_MAX = 1024
+# Deeper than this, a chain of bases is taken for a cycle that paths alone do not show (links).
+_MAX_CHAIN = 64
+
+
+def compose(filename: str) -> Table:
     """Read a config file with everything it inherits, merged into one tree.
 
     Args:
         filename: The config file.
-        read: Reads one file into a tree (the format's parser).
 
     Returns:
         The merged tree: the bases in list order, the file on top, ``_base_`` and every
-        ``_delete_`` removed, every ``{{_base_...}}`` replaced by the value it names.
+        ``_delete_`` removed, every ``{{_base_...}}`` replaced by the value it names. It may
+        share nodes with other loads: copy it (`copy_containers`) before changing it.
 
     Raises:
         ConfigError: A file cannot be read or parsed, a ``_base_`` is malformed or missing, two
@@ -40,31 +62,51 @@ def compose(filename: str, read: Callable[[str], Table] = read_tree) -> Table:
             bool, or a reference names no value of the bases.
         OSError: ``filename`` itself cannot be opened.
     """
-    return _compose(filename, (), (), read)
+    tree, _ = _compose(filename, ())
+    return tree
 
 
-def _compose(
-    filename: str,
-    chain: tuple[str, ...],
-    real_chain: tuple[str, ...],
-    read: Callable[[str], Table],
-) -> Table:
-    """Compose ``filename``, which ``chain`` (the files above it, and their real paths) inherit."""
-    tree = read(filename)
+def _compose(filename: str, chain: tuple[str, ...]) -> tuple[Table, Fingerprint]:
+    """Compose ``filename``, which the files of ``chain`` inherit; say what it was made of."""
+    data = read_bytes(filename)
+    cached = _COMPOSED.get(filename)
+    if cached is not None and cached[0][0][1] == data and _unchanged(cached[0][1:]):
+        return cached[1], cached[0]
+    tree, fingerprint = _compose_anew(filename, data, chain)
+    if len(_COMPOSED) >= _COMPOSED_MAX:
+        del _COMPOSED[next(iter(_COMPOSED))]  # the oldest
+    _COMPOSED[filename] = fingerprint, tree
+    return tree, fingerprint
+
+
+def _unchanged(fingerprint: Fingerprint) -> bool:
+    for path, data in fingerprint:
+        try:
+            if read_bytes(path) != data:
+                return False
+        except (OSError, ConfigError):
+            return False
+    return True
+
+
+def _compose_anew(filename: str, data: bytes, chain: tuple[str, ...]) -> tuple[Table, Fingerprint]:
+    tree = read_tree(filename, data)
+    fingerprint: Fingerprint = ((filename, data),)
     base_node = tree.pop(BASE_KEY, None)
     if base_node is None:
         _strip_delete(filename, tree)  # and refuse a reference: there is nothing to take it from
-        return tree
+        return tree, fingerprint
     merged = Table(tree.origin)
     owners: dict[str, str] = {}
-    real_chain = (*real_chain, os.path.realpath(filename))
+    chain = (*chain, filename)
+    above = {os.path.abspath(name) for name in chain}
     for name, origin in _base_names(filename, base_node):
         path = os.path.normpath(os.path.join(os.path.dirname(filename), name))
-        if os.path.realpath(path) in real_chain:
-            cycle = " -> ".join([*chain, filename, path])
+        if os.path.abspath(path) in above or len(chain) >= _MAX_CHAIN:
+            cycle = " -> ".join([*chain, path])
             raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", _line(origin))
         try:
-            base = _compose(path, (*chain, filename), real_chain, read)
+            base, used = _compose(path, chain)
         except OSError as exc:
             raise ConfigError(
                 filename,
@@ -72,6 +114,7 @@ def _compose(
                 "is relative to the file that names it",
                 _line(origin),
             ) from None
+        fingerprint += used
         for key, value in base.items():
             if key in owners:
                 raise ConfigError(
@@ -82,7 +125,7 @@ def _compose(
             owners[key] = path
             merged[key] = value
     _substitute(filename, tree, merged)
-    return _merge(filename, merged, tree)
+    return _merge(filename, merged, tree), fingerprint
 
 
 def _base_names(filename: str, node: Node) -> list[tuple[str, str]]:
@@ -109,7 +152,9 @@ def _merge(filename: str, base: Table, child: Table) -> Table:
     for key, value in child.items():
         current = base.get(key)
         if isinstance(value, Table) and isinstance(current, Table):
-            base[key] = _merge(filename, current, value)
+            copied = Table(current.origin)  # a base's mapping is shared: merge into a copy
+            copied.update(current)
+            base[key] = _merge(filename, copied, value)
         else:
             _strip_delete(filename, value)
             base[key] = value
@@ -152,7 +197,7 @@ def _substitute(filename: str, node: Table | Items, bases: Table) -> None:
         if isinstance(child, Table | Items):
             _substitute(filename, child, bases)
         elif isinstance(child, Leaf) and isinstance(child.value, str) and "{{" in child.value:
-            found = _REFERENCE.fullmatch(child.value.strip())
+            found = BASE_REFERENCE.fullmatch(child.value.strip())
             if found is None:
                 _check_no_reference(filename, child)
                 continue
@@ -182,8 +227,8 @@ def _check_no_reference(filename: str, node: Node) -> None:
         for child in node.values() if isinstance(node, Table) else node:
             _check_no_reference(filename, child)
         return
-    if isinstance(node.value, str) and _REFERENCE.search(node.value):
-        whole = _REFERENCE.fullmatch(node.value.strip()) is not None
+    if isinstance(node.value, str) and BASE_REFERENCE.search(node.value):
+        whole = BASE_REFERENCE.fullmatch(node.value.strip()) is not None
         problem = (
             "the file has no _base_ to take it from"
             if whole

@@ -86,11 +86,15 @@ def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
         )
     from ._inherit import compose
     from ._overrides import OverrideProblem, apply_overrides
+    from ._tree import copy_containers
 
     filename = os.fspath(path)
     tree = compose(filename)
-    try:
-        apply_overrides(tree, overrides)
-    except OverrideProblem as exc:
-        raise ConfigError(filename, str(exc)) from None
+    overrides = list(overrides)
+    if overrides:
+        tree = copy_containers(tree)  # type: ignore[assignment]  # composed trees are shared
+        try:
+            apply_overrides(tree, overrides)
+        except OverrideProblem as exc:
+            raise ConfigError(filename, str(exc)) from None
     return tree

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 
+# Imported with the reader, not when an error is written: loading a config imports nothing.
+from .._diagnostics import closest
 from ._errors import ConfigError
-from ._tree import Items, Leaf, Table, copy_tree, from_plain, to_plain
+from ._scalars import BASE_REFERENCE
+from ._tree import Items, Leaf, Table, copy_containers, from_plain, to_plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sized
+    from typing import Any
 
     from ._tree import Node
 
@@ -32,7 +37,6 @@ _MAX_STEPS = 10**7  # evaluation steps: a loop over nothing still costs time
 _MAX_NODES = 10**7  # values in the final config (shared lists are copied at the end)
 # mmcv writes a reference as an expression (`backbone={{_base_.model.backbone}}`), which is not
 # Python: each becomes a name, turned back into the reference text when evaluated.
-_REFERENCE = re.compile(r"\{\{\s*_base_\.([\w.]+)\s*\}\}")
 _PLACEHOLDER = "__regtree_base_reference_{}__"
 _PLACEHOLDER_NAME = re.compile(r"__regtree_base_reference_(\d+)__")
 
@@ -158,7 +162,7 @@ def parse_python(filename: str, text: str) -> Table:
         references.append(found.group(0))
         return _PLACEHOLDER.format(len(references) - 1)
 
-    source = _REFERENCE.sub(placeholder, text)
+    source = BASE_REFERENCE.sub(placeholder, text)
     try:
         module = ast.parse(source, filename=filename)
     except SyntaxError as exc:
@@ -194,6 +198,7 @@ class _Evaluator:
         self.references = references
         self.names: dict[str, Node] = {}
         self.steps = 0
+        self.origins: dict[int, str] = {}  # line -> 'file:line', made once per line
 
     # --- statements ---------------------------------------------------------------------------
 
@@ -202,10 +207,10 @@ class _Evaluator:
             self.statement(statement)
         table = Table(self.filename)
         budget = [_MAX_NODES]
+        seen: set[int] = set()
         for name, value in self.names.items():
             if not name.startswith("__"):
-                # Copies: two names bound to one dict become two values (merging changes them).
-                table[name] = _bounded_copy(value, budget, self.filename)
+                table[name] = _unshared(value, seen, budget, self.filename)
         return table
 
     def statement(self, statement: ast.stmt) -> None:
@@ -264,14 +269,18 @@ class _Evaluator:
         self.steps += 1
         if self.steps > _MAX_STEPS:
             raise _Invalid(node, f"evaluating the config takes more than {_MAX_STEPS:,} steps")
-        method = getattr(self, f"expr_{type(node).__name__}", None)
+        method = _EXPRESSIONS.get(type(node))
         if method is None:
             raise _Refused(node, _describe_expression(node))
-        result: Node = method(node, names)
+        result: Node = method(self, node, names)
         return result
 
     def origin(self, node: ast.AST) -> str:
-        return f"{self.filename}:{getattr(node, 'lineno', 1)}"
+        line: int = getattr(node, "lineno", 1)
+        found = self.origins.get(line)
+        if found is None:
+            found = self.origins[line] = f"{self.filename}:{line}"
+        return found
 
     def leaf(self, node: ast.AST, value: object) -> Node:
         """Wrap a computed value, checking the bounds."""
@@ -282,9 +291,13 @@ class _Evaluator:
         value = node.value
         if value is Ellipsis or isinstance(value, bytes | complex):
             raise _Refused(node, f"the literal {_source(node)!r}")
-        if isinstance(value, str) and "__regtree_base_reference_" in value:
-            value = self.restore(value)
-        return self.leaf(node, value)
+        if isinstance(value, str):
+            if "__regtree_base_reference_" in value:
+                value = self.restore(value)
+            _check_length(node, value)
+        elif isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:
+            raise _Invalid(node, f"the int {value!r} is beyond 2**63 in magnitude")
+        return Leaf(value, self.origin(node))
 
     def restore(self, text: str) -> str:
         """Put back the references that were written inside a string."""
@@ -298,8 +311,6 @@ class _Evaluator:
             return names[node.id]
         if node.id in _PURE_BUILTINS:
             raise _Refused(node, f"the builtin {node.id!r} used as a value")
-        from .._diagnostics import closest
-
         near = closest(node.id, [name for name in names if not name.startswith("__")], count=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         raise _Invalid(
@@ -349,8 +360,6 @@ class _Evaluator:
         if isinstance(container, Table):
             name = self.key(node.slice, key)
             if name not in container:
-                from .._diagnostics import closest
-
                 near = closest(name, list(container), count=1)
                 hint = f"; did you mean {near[0]!r}?" if near else ""
                 raise _Invalid(node, f"the dict has no key {name!r}{hint}")
@@ -728,6 +737,13 @@ class _Evaluator:
         raise _Invalid(node, f"cannot iterate over {_show(value)}")
 
 
+_EXPRESSIONS: dict[type[ast.AST], Callable[[_Evaluator, Any, Mapping[str, Node]], Node]] = {
+    getattr(ast, name.removeprefix("expr_")): method
+    for name, method in vars(_Evaluator).items()
+    if name.startswith("expr_")
+}
+
+
 def _as_load(target: ast.expr) -> ast.expr:
     """The target of ``x += ...`` read as a value (the same node: evaluation ignores ctx)."""
     if not isinstance(target, ast.Name | ast.Subscript):
@@ -775,8 +791,6 @@ def _check_size(node: ast.AST, size: int, kind: str) -> None:
 
 def _check_template(node: ast.AST, template: str) -> None:
     """Refuse what ``str.format`` could do beyond formatting data: attributes, huge widths."""
-    import string
-
     try:
         fields = list(string.Formatter().parse(template))
     except ValueError as exc:
@@ -803,20 +817,35 @@ def _format(node: ast.AST, value: object, spec: str) -> str:
         raise _Invalid(node, f"cannot format {_show_plain(value)} with {spec!r}: {exc}") from None
 
 
-def _bounded_copy(node: Node, budget: list[int], filename: str) -> Node:
+def _unshared(node: Node, seen: set[int], budget: list[int], filename: str) -> Node:
+    """Return ``node`` with every mapping and list in it held once in the whole config.
+
+    Two names bound to one dict (``b = a``) are one object in Python; merging changes mappings
+    in place, so each later occurrence becomes a copy. Leaves never change and stay shared.
+    The walk also counts the values, which shared lists could multiply past any bound.
+    """
     budget[0] -= 1
     if budget[0] < 0:
         raise ConfigError(filename, f"the config holds more than {_MAX_NODES:,} values")
-    if isinstance(node, Table):
-        table = Table(node.origin)
-        for key, child in node.items():
-            table[key] = _bounded_copy(child, budget, filename)
-        return table
-    if isinstance(node, Items):
-        items = Items(node.origin)
-        items.extend(_bounded_copy(child, budget, filename) for child in node)
-        return items
-    return copy_tree(node)
+    if not isinstance(node, Table | Items):
+        return node
+    container: Table | Items = node
+    if id(container) in seen:
+        container = copy_containers(container)  # type: ignore[assignment]
+    seen.add(id(container))
+    if isinstance(container, Table):
+        for key, child in container.items():
+            if not isinstance(child, Leaf):
+                container[key] = _unshared(child, seen, budget, filename)
+            else:
+                budget[0] -= 1
+    else:
+        for index, child in enumerate(container):
+            if not isinstance(child, Leaf):
+                container[index] = _unshared(child, seen, budget, filename)
+            else:
+                budget[0] -= 1
+    return container
 
 
 def _source(node: ast.AST) -> str:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CORE_SCHEMA", "resolve_plain"]
+__all__ = ["BASE_REFERENCE", "CORE_SCHEMA", "resolve_plain", "to_float", "to_int"]
+
+# A value of the merged bases, `{{ _base_.a.b }}` (mmcv's syntax, spaces allowed in the braces):
+# a string value in any format, or an expression in a Python config.
+BASE_REFERENCE = re.compile(r"\{\{\s*_base_\.([\w.]+)\s*\}\}")
 
 # Tag -> (pattern of the whole scalar, characters it can start with), as in YAML 1.2.2 10.3.2.
 CORE_SCHEMA: dict[str, tuple[re.Pattern[str], str]] = {

@@ -19,6 +19,8 @@ __all__ = [
     "Node",
     "Path",
     "Table",
+    "copy_containers",
+    "copy_tree",
     "format_dotted",
     "from_plain",
     "origins_of",
@@ -225,6 +227,20 @@ def descend(
             )
         current = child
     return current
+
+
+def copy_containers(node: Node) -> Node:
+    """Copy the mappings and lists of a tree; its leaves, which never change, are shared."""
+    if isinstance(node, Table):
+        table = Table(node.origin)
+        for key, child in node.items():
+            table[key] = copy_containers(child)
+        return table
+    if isinstance(node, Items):
+        items = Items(node.origin)
+        items.extend([copy_containers(child) for child in node])
+        return items
+    return node
 
 
 def copy_tree(node: Node, origin: str | None = None) -> Node:
