@@ -125,3 +125,29 @@ def test_fsdp1_with_orig_params_is_named_as_the_unwrapped_model() -> None:
     optimizer = build_optimizer(_fsdp1(True), {"type": "SGD", "lr": 0.1, "paramwise_cfg": {}})
     names = [name for group in optimizer.param_groups for name in group["param_names"]]
     assert names == ["0.weight", "0.bias", "1.weight", "1.bias", "2.weight", "2.bias"]
+
+
+@pytest.mark.usefixtures("process_group")
+def test_fsdp2_modules_keep_their_kind_for_every_rule() -> None:
+    from torch.distributed.fsdp import fully_shard
+
+    from regtree_optim import DefaultOptimizerConstructor
+
+    worker: dict[str, Any] = runpy.run_path(str(WORKER), run_name="__single__")
+    cfg = {key: value for key, value in worker["OPTIMIZER_CFG"].items() if key != "paramwise_cfg"}
+    # Norm layers, 1-D parameters and module selectors by kind and by class name.
+    paramwise = {
+        **worker["PARAMWISE_CFG"],
+        "rules": [
+            {"module": "Linear", "ndim": 2, "lr_mult": 3},
+            {"module": ["norm", "LayerNorm"], "lr_mult": 5},
+        ],
+    }
+    constructor = DefaultOptimizerConstructor(cfg, paramwise)
+    expected = list(constructor.explain(worker["SHARED"]["make_model"]()))
+    model = worker["SHARED"]["make_model"]()
+    for layer in model:
+        fully_shard(layer)  # FSDPLinear, FSDPLayerNorm
+    fully_shard(model)
+    assert type(model[1]).__name__ == "FSDPLayerNorm"
+    assert list(constructor.explain(model)) == expected
