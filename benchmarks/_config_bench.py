@@ -232,16 +232,12 @@ def run_composed(budget_s: float) -> tuple[list[Row], dict[str, Samples]]:
     cases = []
 
     def ours(path: Path) -> Callable[[], Callable[[], object]]:
-        # regtree keeps composed files while their content is unchanged; a sample edits every
-        # file (a comment), so that each times a first load, as a training run makes.
-        files = sorted(path.parent.glob(f"*{path.suffix}"))
-        texts_by_file = {file: file.read_text() for file in files}
-        count = iter(range(1 << 62))
+        # regtree keeps a composed file for the process while its content is unchanged; each
+        # sample starts without it, as the one load of a training run does.
+        composed = importlib.import_module("regtree.config._inherit")._COMPOSED
 
         def prepare() -> Callable[[], object]:
-            sample = next(count)
-            for file, text in texts_by_file.items():
-                file.write_text(f"{text}# sample {sample}\n")
+            composed.clear()
             return lambda: load_config(path, texts)
 
         return prepare

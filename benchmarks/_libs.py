@@ -54,6 +54,9 @@ class Library:
     name: str
     version: str | None = None
     make_registry: MakeRegistry | None = None
+    # The library's root model registry (regtree.MODELS, mmcv.cnn.MODELS, mmengine's MODELS):
+    # the parent users hang their model registries under, so builds take its build function.
+    models_root: Any = None
     construct: Construct | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -141,6 +144,7 @@ def _load_regtree() -> Library:
         lib.notes.append(f"regtree.Registry unavailable: {error!r}")
     else:
         lib.make_registry = _registry_maker(registry_cls)
+        lib.models_root = regtree.MODELS
     try:
         optim = importlib.import_module("regtree_optim")
         ours = optim.DefaultOptimizerConstructor
@@ -166,6 +170,10 @@ def _load_mmcv() -> Library:
         else:
             lib.make_registry = _registry_maker(registry_cls)
         try:
+            lib.models_root = importlib.import_module("mmcv.cnn").MODELS
+        except (ImportError, AttributeError) as error:
+            lib.notes.append(f"mmcv.cnn.MODELS unavailable: {error!r}")
+        try:
             peer = importlib.import_module("mmcv.runner").DefaultOptimizerConstructor
         except (ImportError, AttributeError) as error:
             lib.notes.append(f"mmcv.runner.DefaultOptimizerConstructor unavailable: {error!r}")
@@ -189,6 +197,7 @@ def _load_mmengine() -> Library:
     # calls still run (and are timed), only the console output is cut.
     logger_cls.get_current_instance().setLevel(logging.ERROR)
     lib.make_registry = _registry_maker(registry_cls)
+    lib.models_root = importlib.import_module("mmengine.registry").MODELS
     try:
         peer = importlib.import_module("mmengine.optim").DefaultOptimWrapperConstructor
     except (ImportError, AttributeError) as error:

@@ -11,6 +11,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from _libs import OURS, Library
 from _report import Row, Target
 from _timing import Case, Samples, paired_ratio, region_case, run_interleaved, statement_case
@@ -137,6 +138,51 @@ def _statement_cases(libraries: dict[str, Library]) -> list[Case]:
     return cases
 
 
+# The small real module of the build benchmarks, and its config.
+CONV_CFG = {"type": "Conv2d", "in_channels": 16, "out_channels": 16, "kernel_size": 3}
+
+
+def _models_child(lib: Library) -> Any | None:
+    """A child of the library's root model registry holding Trivial and Conv2d, or None."""
+    if lib.models_root is None or lib.make_registry is None:
+        return None
+    try:
+        child = lib.make_registry("bench model", "bench_models", lib.models_root)
+        child.register_module()(Trivial)
+        child.register_module(name="Conv2d")(torch.nn.Conv2d)
+    except Exception as error:  # a library that breaks is reported, never fatal
+        lib.notes.append(f"{lib.name}: a child of its MODELS failed: {error!r}")
+        return None
+    return child
+
+
+def _models_cases(libraries: dict[str, Library]) -> list[Case]:
+    """Builds on the path users take: a model registry below the library's MODELS."""
+    cases = [
+        statement_case(
+            "floor.conv_direct",
+            "C(in_channels=16, out_channels=16, kernel_size=3)",
+            {"C": torch.nn.Conv2d},
+            target_s=0.02,
+        )
+    ]
+    for name, lib in libraries.items():
+        child = _models_child(lib)
+        if child is None:
+            continue
+        cases += [
+            statement_case(
+                f"{name}.models_trivial",
+                "r.build(c)",
+                {"r": child, "c": {"type": "Trivial", "value": 1}},
+            ),
+            statement_case(
+                f"{name}.models_conv", "r.build(c)", {"r": child, "c": CONV_CFG}, target_s=0.02
+            ),
+        ]
+    return cases
+
+
 def _distinct_miss_cases(libraries: dict[str, Library]) -> list[Case]:
     """Misses of keys never looked up before: what a lookup cache cannot absorb."""
     counter = iter(range(1 << 62))
@@ -213,7 +259,8 @@ def run(libraries: dict[str, Library], budget_s: float) -> tuple[list[Row], dict
         The rows for the results table and the raw samples by case key.
     """
     _fake_scope_modules()
-    samples = run_interleaved(_statement_cases(libraries), rounds=40, budget_s=budget_s * 0.6)
+    samples = run_interleaved(_statement_cases(libraries), rounds=40, budget_s=budget_s * 0.45)
+    samples |= run_interleaved(_models_cases(libraries), rounds=25, budget_s=budget_s * 0.15)
     samples |= run_interleaved(_distinct_miss_cases(libraries), rounds=9, budget_s=budget_s * 0.1)
     samples |= run_interleaved(_register_cases(libraries), rounds=15, budget_s=budget_s * 0.3)
     return _rows(libraries, samples), samples
@@ -278,7 +325,19 @@ def _rows(libraries: dict[str, Library], samples: dict[str, Samples]) -> list[Ro
             note=reference_note if name == REFERENCE else "",
         )
     if ours and "mmcv" in present:
-        add("get, local vs mmcv", f"{OURS}.local", "mmcv.local", "mmcv get, local", Target(0.5))
+        for case, label in (
+            ("local", "local"),
+            ("child_to_sibling", "cross-scope child to sibling"),
+            ("root_to_child", "cross-scope root to child"),
+            ("miss", "miss"),
+        ):
+            add(
+                f"get, {label} vs mmcv",
+                f"{OURS}.{case}",
+                f"mmcv.{case}",
+                f"mmcv get, {label}",
+                Target(0.5),
+            )
     for name in present:
         is_ours = name == OURS
         for case, label in (
@@ -320,6 +379,42 @@ def _rows(libraries: dict[str, Library], samples: dict[str, Samples]) -> list[Ro
             note="copy, pop 'type', dict lookup, call: the least any Python build costs"
             if name == REFERENCE
             else "",
+        )
+    models_note = "a child of the library's MODELS, as users build models"
+    for name in present:
+        add(
+            "build trivial class, MODELS child",
+            f"{name}.models_trivial",
+            "floor.direct_call",
+            "direct call",
+            None,
+            note=models_note,
+        )
+        add(
+            "build Conv2d(16, 16, 3), MODELS child",
+            f"{name}.models_conv",
+            "floor.conv_direct",
+            "Conv2d(16, 16, 3) direct",
+            # The registry's share of the module's own construction: at most 5%.
+            Target(1.05) if name == OURS else None,
+            note=models_note,
+        )
+    for peer in ("mmcv", "mmengine"):
+        if ours and peer in present:
+            add(
+                f"build trivial class, MODELS child vs {peer}",
+                f"{OURS}.models_trivial",
+                f"{peer}.models_trivial",
+                f"{peer} build, MODELS child",
+                None,
+            )
+    if ours and "mmengine" in present:
+        add(
+            "register (per class) vs mmengine",
+            f"{OURS}.register",
+            "mmengine.register",
+            "mmengine register",
+            Target(1.0),
         )
     for name in present:
         add(

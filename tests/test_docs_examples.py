@@ -8,8 +8,9 @@ The conventions, which the documentation's own "Writing docs" section repeats fo
 - A ```` ```console ```` block holds ``$ command`` lines, each followed by its expected output
   (its standard output, then its standard error); ```` ```bash ```` blocks run and must succeed.
   A python block's shown output is its standard output alone (warnings go to standard error).
-- A block with a ``title="NAME"`` (a config file shown to the reader) is written to ``NAME`` in the
-  folder where its document's examples run, so a command can read it.
+- A block with a ``title="NAME"`` (a config file shown to the reader, a Python config too) is not
+  run but written to ``NAME`` in the folder where its document's examples run, so a command can
+  read it.
 - Output is compared as doctest does, with ``...`` standing for any text (doctest's ELLIPSIS).
 - A runnable block whose first line is ``# not run: REASON`` is skipped, with the reason shown in
   the document and in pytest's report. One whose first line is ``# continues the example above``
@@ -27,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +49,13 @@ FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
 TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 FLAGS = doctest.ELLIPSIS
 TIMEOUT_S = 300
+# Each example is a fresh interpreter that mostly waits on imports: run a few at once.
+WORKERS = min(4, max(2, os.cpu_count() or 2))
+
+
+class ExampleFailure(Exception):
+    """An example that failed; the message names its file and line and says what differed."""
+
 
 # Runs in the fresh interpreter: the chunks, in order, in one namespace; only the last one's
 # output is shown. Compiled under the document's path and real line numbers, so a traceback
@@ -142,7 +151,13 @@ def parse_blocks(path: Path) -> list[Block]:
 
 
 def runnable_examples() -> list[Block]:
-    return [b for path in DOCUMENTS for b in parse_blocks(path) if b.language in RUNNABLE]
+    # A titled block is a file shown to the reader (a Python config too): written, never run.
+    return [
+        block
+        for path in DOCUMENTS
+        for block in parse_blocks(path)
+        if block.language in RUNNABLE and block.title is None
+    ]
 
 
 def child_env() -> dict[str, str]:
@@ -158,7 +173,7 @@ def prepare_folder(block: Block, folder: Path) -> None:
     """The checkout's configs, and every titled block of the document written to its file."""
     shutil.copytree(REPO_ROOT / "configs", folder / "configs")
     for other in parse_blocks(block.path):
-        if other.title is not None and other.language not in RUNNABLE:
+        if other.title is not None:
             target = folder / other.title
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(other.body + "\n", encoding="utf-8")
@@ -168,10 +183,9 @@ def assert_output(block: Block, where: str, expected: str, got: str) -> None:
     checker = doctest.OutputChecker()
     if not checker.check_output(expected, got, FLAGS):
         example = doctest.Example("", expected)
-        pytest.fail(
+        raise ExampleFailure(
             f"{where}: the output differs from the one shown\n"
-            + checker.output_difference(example, got, FLAGS),
-            pytrace=False,
+            + checker.output_difference(example, got, FLAGS)
         )
 
 
@@ -194,16 +208,16 @@ def run_python(block: Block, folder: Path) -> None:
     while chain[0].first_line == CONTINUES:
         previous = chain[0].previous
         if previous is None:
-            pytest.fail(f"{block.where}: continues an example, but no python block is above it")
+            raise ExampleFailure(
+                f"{block.where}: continues an example, but no python block is above"
+            )
         chain.insert(0, previous)
     chunks = [[str(b.path), b.line, b.body] for b in chain]
     payload = folder / "_chunks.json"
     payload.write_text(json.dumps(chunks), encoding="utf-8")
     result = run([sys.executable, "-c", DRIVER, str(payload)], folder)
     if result.returncode != 0:
-        pytest.fail(
-            f"{block.where}: the example failed\n{result.stdout}{result.stderr}", pytrace=False
-        )
+        raise ExampleFailure(f"{block.where}: the example failed\n{result.stdout}{result.stderr}")
     if block.output is not None and ">>>" not in block.body:
         # Standard output only: warnings go to stderr, and a reader sees them apart.
         assert_output(block, block.where, block.output, result.stdout)
@@ -217,7 +231,7 @@ def run_console(block: Block, folder: Path) -> None:
         elif commands:
             commands[-1][2].append(line)
         elif line.strip():
-            pytest.fail(f"{block.where}: console text before the first '$ ' command: {line!r}")
+            raise ExampleFailure(f"{block.where}: console text before the first '$ ': {line!r}")
     for line_number, command, shown in commands:
         result = run(["bash", "-c", command], folder)
         where = f"{shown_path(block.path)}:{line_number}"
@@ -228,25 +242,59 @@ def run_console(block: Block, folder: Path) -> None:
         assert_output(block, f"{where} ($ {command})", expected, got)
 
 
+def check_example(block: Block, folder: Path) -> str | None:
+    """Run one example in ``folder``; return why it failed, or None when it did what it shows."""
+    prepare_folder(block, folder)
+    try:
+        if block.language == "python":
+            run_python(block, folder)
+        elif block.language == "console":
+            run_console(block, folder)
+        else:
+            result = run(["bash", "-e", "-c", block.body], folder)
+            if result.returncode != 0:
+                raise ExampleFailure(
+                    f"{block.where}: the commands failed\n{result.stdout}{result.stderr}"
+                )
+    except ExampleFailure as failure:
+        return str(failure)
+    except subprocess.TimeoutExpired as timeout:
+        return f"{block.where}: still running after {timeout.timeout} s"
+    return None
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str | None]:
+    """Run every selected example, a few at a time; map each one's place to its failure."""
+    # The examples this run selected (``-k`` included), in collection order.
+    selected = [
+        item.callspec.params["block"]
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and hasattr(item, "callspec")
+        and isinstance(item.callspec.params.get("block"), Block)
+    ]
+    blocks = [block for block in selected if block.not_run_reason is None]
+    folders = [tmp_path_factory.mktemp("example") for _ in blocks]
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results = list(pool.map(check_example, blocks, folders))
+    return {block.where: result for block, result in zip(blocks, results, strict=True)}
+
+
 @pytest.mark.parametrize("block", runnable_examples(), ids=lambda block: block.where)
-def test_example_runs_and_prints_what_it_shows(block: Block, tmp_path: Path) -> None:
+def test_example_runs_and_prints_what_it_shows(
+    block: Block, outcomes: dict[str, str | None]
+) -> None:
     reason = block.not_run_reason
     if reason == "":
         pytest.fail(f"{block.where}: '# not run:' needs a reason after the colon", pytrace=False)
     if reason is not None:
         pytest.skip(f"{block.where}: not run: {reason}")
-    prepare_folder(block, tmp_path)
-    if block.language == "python":
-        run_python(block, tmp_path)
-    elif block.language == "console":
-        run_console(block, tmp_path)
-    else:
-        result = run(["bash", "-e", "-c", block.body], tmp_path)
-        if result.returncode != 0:
-            pytest.fail(
-                f"{block.where}: the commands failed\n{result.stdout}{result.stderr}",
-                pytrace=False,
-            )
+    failure = outcomes[block.where]
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
 
 
 def test_every_document_is_found_and_fences_are_labelled() -> None:
@@ -261,7 +309,7 @@ def test_a_wrong_shown_output_fails_naming_the_file_and_line(tmp_path: Path) -> 
     document = tmp_path / "page.md"
     document.write_text("Intro.\n\n```python\nprint(1 + 1)\n```\n\n```text\n3\n```\n")
     (block,) = (b for b in parse_blocks(document) if b.language == "python")
-    with pytest.raises(pytest.fail.Exception, match=r"page\.md:3: the output differs"):
+    with pytest.raises(ExampleFailure, match=r"page\.md:3: the output differs"):
         run_python(block, tmp_path)
 
 
@@ -269,5 +317,5 @@ def test_a_failing_doctest_names_the_file_and_line(tmp_path: Path) -> None:
     document = tmp_path / "page.md"
     document.write_text("```python\n>>> 1 + 1\n3\n```\n")
     (block,) = parse_blocks(document)
-    with pytest.raises(pytest.fail.Exception, match=r'File ".*page\.md", line 2'):
+    with pytest.raises(ExampleFailure, match=r'File ".*page\.md", line 2'):
         run_python(block, tmp_path)

@@ -163,6 +163,18 @@ def test_a_type_that_is_neither_a_str_nor_callable_is_a_type_error(
         build_from_cfg({"type": obj_type}, shapes)
 
 
+def test_a_config_that_is_not_a_mapping_is_named_with_its_type(shapes: Registry[Any]) -> None:
+    with pytest.raises(TypeError, match=r"^cfg must be a mapping such as .*, got list: \[1\]$"):
+        build_from_cfg([1], shapes)  # type: ignore[arg-type]
+
+
+def test_a_type_that_is_neither_a_name_nor_callable_is_named_with_its_type(
+    shapes: Registry[Any],
+) -> None:
+    with pytest.raises(TypeError, match=r"got 3 of type int \(building with registry 'shape'"):
+        build_from_cfg({"type": 3}, shapes)
+
+
 def test_an_unknown_name_is_not_registered(shapes: Registry[Any]) -> None:
     with pytest.raises(
         NotRegisteredError, match=r"'Nothing' is not registered in registry 'shape'"

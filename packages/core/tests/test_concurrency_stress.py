@@ -20,6 +20,7 @@ import pytest
 
 from regtree import (
     AlreadyRegisteredError,
+    NotRegisteredError,
     Registry,
     ScopeConflictError,
     current_scope,
@@ -326,3 +327,34 @@ def test_plugin_loading_raced_from_threads_imports_it_once(
 
     assert run_json_script(script, cwd=site, pythonpath=str(site)) == ["Thing"] * THREADS
     assert (site / "imports.log").read_text().splitlines() == ["imported"]
+
+
+def test_did_you_mean_text_is_written_while_other_threads_register(dense_switching: None) -> None:
+    root: Registry[Any] = Registry("stress", scope="dym_root")
+    child: Registry[Any] = Registry("stress", parent=root, scope="dym_child")
+    for index in range(50):
+        child.register_module(name=f"Seed{index}", module=type(f"Seed{index}", (), {}))
+    stop = threading.Event()
+
+    def register(prefix: str) -> None:
+        index = 0
+        while not stop.is_set() and index < 1_500:
+            target = root if index % 2 else child
+            target.register_module(name=f"{prefix}{index}", module=type("Made", (), {}))
+            if index % 50 == 0:
+                Registry("stress", parent=child, scope=f"{prefix}_sub{index}")
+            index += 1
+
+    threads = [threading.Thread(target=register, args=(f"T{n}x",)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(40):
+            with pytest.raises(NotRegisteredError, match=r"Did you mean 'Seed1'"):
+                child.build({"type": "Sed1"})
+            with pytest.raises(NotRegisteredError, match=r"No registry in its tree has scope"):
+                root.build({"type": "nowhere_scope.Seed1"})
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()

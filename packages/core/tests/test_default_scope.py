@@ -175,6 +175,16 @@ def test_switch_scope_and_registry_yields_itself_for_a_scope_not_in_the_tree(
     assert current_scope() is None
 
 
+def test_a_build_that_falls_back_from_the_default_scope_leaves_the_class_alone(
+    tree: Tree,
+) -> None:
+    lion = tree.lion.get("Lion")
+    before = dict(vars(lion))
+    with default_scope("dog"):
+        assert tree.lion.build({"type": "Lion"}).registry is tree.lion
+    assert dict(vars(lion)) == before
+
+
 def test_build_resolves_through_the_default_scope_first(tree: Tree) -> None:
     with default_scope("dog"):
         assert tree.root.build({"type": "Shared"}).registry is tree.dog

@@ -198,6 +198,8 @@ def test_an_edited_base_is_read_again_and_loads_do_not_share_values(tmp_path: Pa
     first = load_config(path, ["model.depth=5", "model.widths.0=7"])
     first["model"]["widths"].append(9)
     assert load_config(path) == {"model": {"depth": 1, "widths": [1]}, "seed": 0}
+    load_config(path, ["~model.widths.0", "+model.new.x=1", "++model.widths.0=2"])
+    assert load_config(path) == {"model": {"depth": 1, "widths": [1]}, "seed": 0}
     base.write_text('{"model": {"depth": 2, "widths": [1]}}', encoding="utf-8")
     assert load_config(path)["model"]["depth"] == 2
     other = write(tmp_path, "other.json", '{"_base_": "base.json", "model": {"extra": 1}}')

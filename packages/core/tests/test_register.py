@@ -74,6 +74,36 @@ def test_legacy_positional_class_warns_and_registers(registry: Registry[Any]) ->
     assert registry.get("Net") is Net
 
 
+def test_the_deprecation_names_the_caller_and_the_forms_that_replace_it(
+    registry: Registry[Any],
+) -> None:
+    with pytest.warns(DeprecationWarning, match="deprecated") as caught:
+        registry.register_module(Net)  # type: ignore[call-overload]
+    assert str(caught[0].message) == (
+        "register_module(SomeClass) is deprecated; use the decorator "
+        "@registry.register_module() or registry.register_module(module=SomeClass)"
+    )
+    assert caught[0].filename == __file__
+
+
+def test_a_non_callable_is_named_with_its_type(registry: Registry[Any]) -> None:
+    with pytest.raises(TypeError, match=r"registers classes and callables, got 3 of type int$"):
+        registry.register_module(name="x", module=3)
+
+
+def test_a_class_whose_name_holds_a_dot_needs_an_explicit_name(registry: Registry[Any]) -> None:
+    dotted = type("a.b", (), {})
+    with pytest.raises(
+        ValueError,
+        match=(
+            r"^invalid name 'a\.b' for registry 'model' \(scope 'testing'\): a name is non-empty "
+            r"and holds no '\.' \(a dot separates the scope in a key such as 'scope\.Name'\)$"
+        ),
+    ):
+        registry.register_module(module=dotted)
+    registry.register_module(name="ab", module=dotted)
+
+
 def test_legacy_form_honours_force(registry: Registry[Any]) -> None:
     registry.register_module(name="Net", module=OtherNet)
     with pytest.warns(DeprecationWarning, match="deprecated"):
@@ -143,7 +173,7 @@ def test_a_name_bound_to_another_object_is_already_registered(registry: Registry
         match=(
             rf"'Net' is already registered in registry 'model' \(scope 'testing'\) as "
             rf"{re.escape(__name__)}:Net; cannot bind it to {re.escape(__name__)}:OtherNet\. "
-            r"Pass force=True"
+            r"Pass force=True to replace the entry, or register under another name\.$"
         ),
     ) as caught:
         registry.register_module(name="Net", module=OtherNet)

@@ -55,6 +55,25 @@ def test_scope_is_main_where_the_caller_has_no_module_name() -> None:
     namespace: dict[str, Any] = {"Registry": Registry}
     exec("made = Registry('model')", namespace)
     assert namespace["made"].scope == "__main__"
+    namespace["__name__"] = ""
+    exec("made = Registry('model')", namespace)
+    assert namespace["made"].scope == "__main__"
+
+
+def test_split_scope_key_rejects_a_key_that_is_not_a_str() -> None:
+    with pytest.raises(TypeError, match=r"^a key must be a str such as 'scope\.Name', got 3$"):
+        Registry.split_scope_key(3)  # type: ignore[arg-type]
+
+
+def test_a_scope_with_a_dot_says_what_the_dot_means() -> None:
+    with pytest.raises(
+        ValueError,
+        match=(
+            r"^scope of registry 'model' must be a non-empty name without '\.', got 'a\.b' "
+            r"\(a dot separates the scope from the name in a key such as 'mypackage\.Net'\)$"
+        ),
+    ):
+        Registry("model", scope="a.b")
 
 
 def test_a_subclass_gets_the_scope_of_the_module_that_instantiates_it(module_dir: Path) -> None:
@@ -132,7 +151,11 @@ def test_children_are_recorded_by_scope(tree: Tree) -> None:
 def test_a_second_child_with_the_same_scope_is_a_conflict(tree: Tree) -> None:
     with pytest.raises(
         ScopeConflictError,
-        match=r"registry 'animal' \(scope 'animal'\) already has a child with scope 'dog'",
+        match=(
+            r"^registry 'animal' \(scope 'animal'\) already has a child with scope 'dog' "
+            r"\(registry 'animal' \(scope 'dog'\)\); give registry 'other' another scope, "
+            r"e\.g\. Registry\(\.\.\., scope='mypackage'\)$"
+        ),
     ):
         Registry("other", parent=tree.root, scope="dog")
     assert tree.root.children["dog"] is tree.dog

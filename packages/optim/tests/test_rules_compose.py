@@ -283,6 +283,7 @@ def test_wrong_types_are_type_errors_naming_the_key() -> None:
     ],
 )
 def test_a_misspelt_key_of_section_3_3_names_the_closest(typo: str, closest: str) -> None:
+    assert closest in DefaultOptimizerConstructor.paramwise_keys
     with pytest.raises(
         ValueError, match=rf"Unknown paramwise_cfg key '{typo}' .*did you mean '{closest}'\?"
     ):

@@ -87,7 +87,7 @@ def _resolve_type(
     """Return the callable that the ``type`` of a config names."""
     if isinstance(obj_type, str):
         found = registry.resolve(obj_type, current_scope())
-        if isinstance(found, LookupMiss):
+        if type(found) is LookupMiss:
             from ._diagnostics import describe_miss  # error texts only: difflib, inspect
 
             raise NotRegisteredError(describe_miss(found))
@@ -113,8 +113,7 @@ def add_build_note(
     registry: Registry[Any],
 ) -> None:
     """Add the note (PEP 678) that names this build level to ``exc``, in place."""
-    shown = repr(obj_type) if isinstance(obj_type, str) else origin(obj_type)
-    note = f"regtree: while building {shown} with {registry_label(registry)}"
+    note = f"regtree: while building {origin(obj_type)} with {registry_label(registry)}"
     if isinstance(exc, TypeError):
         from ._diagnostics import describe_keyword_mismatch  # error texts only: inspect
 

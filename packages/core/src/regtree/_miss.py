@@ -14,6 +14,8 @@ __all__ = ["LookupMiss"]
 class LookupMiss:
     """The record of a lookup that found nothing, which error messages and validation format.
 
+    Final, so ``type(found) is LookupMiss`` tells a miss from any registered object.
+
     Attributes:
         key: The key looked up, as given.
         registry: The registry the key was looked up in.

@@ -15,7 +15,8 @@ def registry_label(registry: Any) -> str:
 def origin(obj: object) -> str:
     """Return where ``obj`` is defined as ``module:qualname`` (a partial names its function).
 
-    Never raises: an object whose attributes cannot be read is named by ``object.__repr__``.
+    Anything else, a key (str) among them, is shown by its repr. Never raises: an object whose
+    attributes cannot be read is named by ``object.__repr__``.
     """
     try:
         func = getattr(obj, "func", None)

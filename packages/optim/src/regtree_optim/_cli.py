@@ -212,13 +212,14 @@ def _explain(
 ) -> Any:
     """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
     from ._builder import constructor_from_config
+    from ._names import callable_name
 
     constructor_type, constructor = constructor_from_config(optimizer_cfg)
     explain = getattr(constructor, "explain", None)
     if not callable(explain):
         raise TypeError(
-            f"optimizer constructor {constructor_type!r} ({type(constructor).__qualname__}) has no "
-            "explain(model) method; derive it from DefaultOptimizerConstructor to get one"
+            f"optimizer constructor {constructor_type!r} ({callable_name(type(constructor))}) has "
+            "no explain(model) method; derive it from DefaultOptimizerConstructor to get one"
         )
     if at is None:
         return explain(model)

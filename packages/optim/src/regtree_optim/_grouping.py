@@ -9,12 +9,13 @@ Three steps, each its own piece: :func:`walk_modules` yields the modules in mode
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Container, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
+from torch.nn.modules.conv import _ConvNd
 
 from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import ModuleKind, inner_module, module_kind
@@ -94,7 +95,7 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     return plan
 
 
-def module_children(module: nn.Module, path: set[int]) -> list[tuple[str, nn.Module]]:
+def module_children(module: nn.Module, path: Container[int]) -> list[tuple[str, nn.Module]]:
     """``module.named_children()``, less any module on ``path`` (ids: a cycle in the graph).
 
     As ``named_children()`` does, a module held twice by ``module`` comes once, under its first
@@ -104,16 +105,22 @@ def module_children(module: nn.Module, path: set[int]) -> list[tuple[str, nn.Mod
     # _modules is what named_children() reads; reading it directly keeps the walk cheap.
     children = module._modules
     found: list[tuple[str, nn.Module]] = []
-    if not children:
+    if len(children) == 1:  # most containers: no duplicate to look for
+        ((name, only),) = children.items()
+        if only is not None:
+            only = inner_module(only)
+            if id(only) not in path:
+                found.append((name, only))
         return found
     listed: set[int] = set()
     for name, child in children.items():
         if child is None:
             continue
         child = inner_module(child)
-        if id(child) in listed or id(child) in path:
+        child_id = id(child)
+        if child_id in listed or child_id in path:
             continue
-        listed.add(id(child))
+        listed.add(child_id)
         found.append((name, child))
     return found
 
@@ -129,25 +136,23 @@ def walk_modules(
     is not entered again. ``in_dcn`` says whether the module is a direct child of a deformable
     conv.
     """
-    path: set[int] = set()
-    # An int on the stack is the id of a module whose children are all walked: it leaves the
-    # path. Children are pushed in reverse so that they pop in order.
-    stack: list[tuple[str, nn.Module, bool] | int] = [(prefix, root, in_dcn)]
+    # path[d] is the id of the module at depth d on the way to the current one (a list by
+    # depth: no leave markers on the stack). Children are pushed in reverse so they pop in order.
+    path: list[int] = []
+    stack: list[tuple[str, nn.Module, bool, int]] = [(prefix, root, in_dcn, 0)]
+    pop, push = stack.pop, stack.append
     while stack:
-        item = stack.pop()
-        if isinstance(item, int):
-            path.discard(item)
-            continue
-        yield item
-        module_prefix, module, _ = item
+        module_prefix, module, module_in_dcn, depth = pop()
+        yield module_prefix, module, module_in_dcn
         if not module._modules:
             continue
-        path.add(id(module))
-        stack.append(id(module))
+        del path[depth:]
+        path.append(id(module))
         is_dcn = module_kind(type(module)).is_dcn
+        depth += 1
         for child_name, child in reversed(module_children(module, path)):
             child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
-            stack.append((child_prefix, child, is_dcn))
+            push((child_prefix, child, is_dcn, depth))
 
 
 class ParamDecider:
@@ -170,8 +175,10 @@ class ParamDecider:
         self, module: nn.Module, kind: ModuleKind, prefix: str, in_dcn: bool
     ) -> tuple[Decision, ...]:
         """The built-in decisions for one module's parameters, by ``is_bias * 2 + is_flat``."""
-        groups = getattr(module, "groups", 0)
-        is_dw = kind.is_conv and groups == getattr(module, "in_channels", 0) > 1
+        # Read on convs only: on another module a missing attribute costs nn.Module.__getattr__
+        # an exception, a microsecond per module.
+        conv = cast(_ConvNd, module) if kind.is_conv else None
+        is_dw = conv is not None and conv.groups == conv.in_channels > 1
         offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
         module_facts = (kind.is_norm, is_dw, in_dcn, offset)
         decisions = self._by_facts.get(module_facts)
@@ -321,6 +328,7 @@ class GroupPlanner:
         decisions: tuple[Decision, ...] | None = None
         stage = self.stage
         facts = stage.module_facts(module) if stage is not None else None
+        custom = self.rules.custom
         for name, param in own.items():
             if param is None:
                 continue
@@ -340,7 +348,9 @@ class GroupPlanner:
             if shape is None and is_flat_parameter(param):
                 decision = self._flat_parameter_decision(module, prefix, full_name, param)
             else:
-                decision = decider.decide(name, param, f"{prefix}.{name}", decisions, ndim)
+                # The match name is read only against custom keys: built only where there are.
+                match_name = f"{prefix}.{name}" if custom else ""
+                decision = decider.decide(name, param, match_name, decisions, ndim)
                 if stage is not None:
                     assert facts is not None
                     decision = stage.refine(decision, facts, name, param, full_name, ndim)

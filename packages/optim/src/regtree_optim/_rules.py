@@ -90,14 +90,6 @@ class ParamRule:
         """Whether the full name takes part (``match``, ``regex`` or ``exclude``)."""
         return self.match is not None or self.regex is not None or self.exclude is not None
 
-    def selects_name(self, full_name: str) -> bool:
-        """Whether the name selectors hold for ``full_name``."""
-        if self.match is not None and self.match.match(full_name) is None:
-            return False
-        if self.regex is not None and self.regex.search(full_name) is None:
-            return False
-        return self.exclude is None or self.exclude.match(full_name) is None
-
     def selects_facts(
         self, kinds: frozenset[str], classes: frozenset[str], name: str, ndim: int
     ) -> bool:
@@ -117,7 +109,7 @@ def is_depthwise(module: nn.Module, is_conv: bool) -> bool:
 # A rule's name selectors, compiled: (rule, match, regex, exclude); all None for a rule that
 # holds on the facts alone.
 _NameCheck = tuple[
-    ParamRule, "re.Pattern[str] | None", "re.Pattern[str] | None", "re.Pattern[str] | None"
+    ParamRule, re.Pattern[str] | None, re.Pattern[str] | None, re.Pattern[str] | None
 ]
 
 

@@ -39,12 +39,24 @@ def flat_parameters(model: nn.Module) -> Iterator[tuple[nn.Module, Any]]:
     fsdp = _fsdp1_type()
     if fsdp is None:
         return
-    for module in model.modules():
+    # model.modules()'s order and its once-per-module rule, without its generator per level:
+    # where anything imported torch's FSDP module this runs at every construction (a third of
+    # the constructor's own time on a 10,000-tensor model with model.modules()).
+    seen: set[int] = set()
+    stack = [model]
+    while stack:
+        module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
         if isinstance(module, fsdp):
             handle = getattr(module, "_handle", None)
             flat = getattr(handle, "flat_param", None)
             if flat is not None:
                 yield module, flat
+        children = module._modules
+        if children:
+            stack.extend(child for child in reversed(children.values()) if child is not None)
 
 
 def original_shapes(model: nn.Module) -> Mapping[int, torch.Size]:

@@ -86,15 +86,18 @@ def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
         )
     from ._inherit import compose
     from ._overrides import OverrideProblem, apply_overrides
-    from ._tree import copy_containers
+    from ._tree import Table
 
     filename = os.fspath(path)
     tree = compose(filename)
     overrides = list(overrides)
     if overrides:
-        tree = copy_containers(tree)  # type: ignore[assignment]  # composed trees are shared
+        # Composed trees are shared: the overrides change a copy of each container they touch.
+        root = Table(tree.origin)
+        root.update(tree)
+        tree = root
         try:
-            apply_overrides(tree, overrides)
+            apply_overrides(tree, overrides, fresh={id(root)})
         except OverrideProblem as exc:
             raise ConfigError(filename, str(exc)) from None
     return tree

@@ -28,12 +28,14 @@ def override_origin(text: str) -> str:
     return f"override {text!r}"
 
 
-def apply_overrides(tree: Table, overrides: Iterable[str]) -> None:
+def apply_overrides(tree: Table, overrides: Iterable[str], fresh: set[int] | None = None) -> None:
     """Apply overrides to a config's tree, in order.
 
     Args:
         tree: The merged config; changed in place.
         overrides: Override texts, such as ``'optimizer.lr=1e-3'``.
+        fresh: The ids of the containers that belong to ``tree`` alone (its root among them);
+            any other container an override changes is copied first. None: all of them do.
 
     Raises:
         TypeError: An override is not a str.
@@ -43,12 +45,12 @@ def apply_overrides(tree: Table, overrides: Iterable[str]) -> None:
         if not isinstance(text, str):
             raise TypeError(f"an override is a str such as 'optimizer.lr=0.1', got {text!r}")
         try:
-            apply_override(tree, text)
+            apply_override(tree, text, fresh)
         except (PathProblem, FlowError) as exc:
             raise OverrideProblem(f"override {text!r}: {exc}") from None
 
 
-def apply_override(tree: Table, text: str) -> None:
+def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> None:
     """Apply one override to a config's tree.
 
     Raises:
@@ -59,7 +61,7 @@ def apply_override(tree: Table, text: str) -> None:
     operator, parts, value = _parse(text)
     origin = override_origin(text)
     dotted = ".".join(parts)
-    parent = descend(tree, parts[:-1], create=operator in ("+", "++"), whole=dotted)
+    parent = descend(tree, parts[:-1], create=operator in ("+", "++"), whole=dotted, fresh=fresh)
     last = parts[-1]
     index = -1
     if isinstance(parent, Items):

@@ -192,7 +192,12 @@ def index_of(items: Items, part: str, where: str, *, allow_end: bool = False) ->
 
 
 def descend(
-    root: Table, parts: list[str], *, create: bool = False, whole: str | None = None
+    root: Table,
+    parts: list[str],
+    *,
+    create: bool = False,
+    whole: str | None = None,
+    fresh: set[int] | None = None,
 ) -> Table | Items:
     """Follow ``parts`` from ``root`` and return the mapping or list they lead to.
 
@@ -201,6 +206,9 @@ def descend(
         parts: The keys and indices, as written (indices as digits).
         create: Add an empty mapping for each missing key (``+`` and ``++`` overrides).
         whole: The whole path being followed (``parts`` may lead to its parent), for messages.
+        fresh: The ids of the containers that belong to this tree alone (``root`` among them);
+            a container on the path that is not is copied first, so that the one returned can
+            be changed (composed trees share their nodes).
 
     Raises:
         PathProblem: A key is missing (and ``create`` is false), an index is wrong, or the path
@@ -209,24 +217,42 @@ def descend(
     whole = whole or ".".join(parts)
     current: Table | Items = root
     for depth, part in enumerate(parts):
-        where = ".".join(parts[:depth])
         child: Node | None
+        key: str | int = part
         if isinstance(current, Table):
             child = current.get(part)
             if child is None:
                 if not create:
                     raise PathProblem(missing_key(root, whole))
                 child = current[part] = Table(current.origin)
+                if fresh is not None:
+                    fresh.add(id(child))
         else:
-            child = current[index_of(current, part, where)]
+            key = index_of(current, part, ".".join(parts[:depth]))
+            child = current[key]
         if not isinstance(child, Table | Items):
             here = ".".join(parts[: depth + 1])
             raise PathProblem(
                 f"{here!r} holds {child.value!r}, not a mapping or a list, so {whole!r} "
                 "does not exist"
             )
+        if fresh is not None and id(child) not in fresh:
+            child = shallow_copy(child)
+            current[key] = child  # type: ignore[index]
+            fresh.add(id(child))
         current = child
     return current
+
+
+def shallow_copy(node: Table | Items) -> Table | Items:
+    """A new mapping or list of the same origin holding the same children."""
+    if isinstance(node, Table):
+        table = Table(node.origin)
+        table.update(node)
+        return table
+    items = Items(node.origin)
+    items.extend(node)
+    return items
 
 
 def copy_containers(node: Node) -> Node:
