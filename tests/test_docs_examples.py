@@ -43,6 +43,9 @@ DOCUMENTS = sorted(
     ]
 )
 RUNNABLE = {"python", "console", "bash"}
+# Other names of the runnable languages, so that no example escapes by its spelling.
+ALIASES = {"py": "python", "python3": "python", "pycon": "python", "sh": "bash", "shell": "bash"}
+ALIASES |= {"shell-session": "console"}
 NOT_RUN = re.compile(r"#\s*not run:\s*(?P<reason>.*\S)?\s*$")
 CONTINUES = "# continues the example above"
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
@@ -130,6 +133,7 @@ def parse_blocks(path: Path) -> list[Block]:
             body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             end += 1
         language = info.split()[0].lower() if info else ""
+        language = ALIASES.get(language, language)
         title = TITLE.search(info)
         blocks.append(
             Block(path, index + 1, language, title["title"] if title else None, "\n".join(body))
