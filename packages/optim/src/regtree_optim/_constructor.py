@@ -30,7 +30,7 @@ from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
-from ._sharding import original_shapes
+from ._sharding import is_fsdp_flattened, original_shapes, root_shapes
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
@@ -148,7 +148,7 @@ class DefaultOptimizerConstructor:
         if self._uses_legacy_add_params():
             return self._legacy_plan(model, rules, explain)
         if routed is not None:
-            known = shapes or {}
+            known = original_shapes(model) if shapes is None else shapes
             return plan_routed(
                 routed,
                 lambda sub_rules: self._plan(model, sub_rules, True, merge, shapes=shapes),
@@ -252,7 +252,7 @@ class DefaultOptimizerConstructor:
                 ``bypass_duplicate``.
         """
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
-        shapes = original_shapes(_check_model(model))
+        shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
         resolved = self._current_rules()
         per_parameter = (
@@ -346,7 +346,7 @@ class DefaultOptimizerConstructor:
             resolve_steps(scheduler, at)  # a bad step fails before anything is built
             lr_at = lr_at_by_name(self(model), scheduler, at)
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
-        shapes = original_shapes(_check_model(model))
+        shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
         resolved = self._current_rules()
         plan = self._plan(
@@ -355,13 +355,15 @@ class DefaultOptimizerConstructor:
         assert plan.placements is not None  # explain=True always records placements
         info: OptimizerInfo = resolved.info
         cfg = self.optimizer_cfg
+        if shapes is None and any(is_fsdp_flattened(p.param) for p in plan.placements):
+            shapes = original_shapes(model)
         rows = []
         for placement in plan.placements:
             group = plan.groups[placement.group]
             rows.append(
                 ParamRow(
                     name=placement.name,
-                    shape=tuple(shapes.get(id(placement.param), placement.param.shape)),
+                    shape=tuple((shapes or {}).get(id(placement.param), placement.param.shape)),
                     lr=_effective(group, cfg, info, "lr"),
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,

@@ -22,7 +22,9 @@ __all__ = [
     "flat_originals",
     "flat_parameters",
     "is_flat_parameter",
+    "is_fsdp_flattened",
     "original_shapes",
+    "root_shapes",
 ]
 
 _FSDP1_MODULE: Final = "torch.distributed.fsdp.fully_sharded_data_parallel"
@@ -57,6 +59,17 @@ def flat_parameters(model: nn.Module) -> Iterator[tuple[nn.Module, Any]]:
         children = module._modules
         if children:
             stack.extend(child for child in reversed(children.values()) if child is not None)
+
+
+def root_shapes(model: nn.Module) -> Mapping[int, torch.Size] | None:
+    """:func:`original_shapes` of a model that FSDP1 wraps at the top, else None.
+
+    Read before the model is unwrapped: the root's flat parameter records are on the wrapper.
+    None lets the walk read the records below the root only where it meets a flattened
+    parameter.
+    """
+    fsdp = _fsdp1_type()
+    return original_shapes(model) if fsdp is not None and isinstance(model, fsdp) else None
 
 
 def original_shapes(model: nn.Module) -> Mapping[int, torch.Size]:
@@ -95,6 +108,15 @@ def is_flat_parameter(param: torch.Tensor) -> bool:
     """Whether ``param`` is an FSDP1 flat parameter (any other tensor is not)."""
     # FlatParameter marks itself with this attribute; its isinstance check reads the same.
     return getattr(param, "_is_flat_param", False) is True
+
+
+def is_fsdp_flattened(param: torch.Tensor) -> bool:
+    """Whether FSDP1 flattened ``param``: a flat parameter, or an original one it holds.
+
+    FSDP1 marks both (``_fsdp_flattened``), so one attribute read per parameter tells a walk
+    whether it needs :func:`original_shapes` at all.
+    """
+    return getattr(param, "_fsdp_flattened", False) is True
 
 
 def flat_originals(flat: torch.Tensor) -> list[FlatOriginal]:
