@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,12 +43,22 @@ DOCUMENTS = sorted(
     ]
 )
 RUNNABLE = {"python", "console", "bash"}
+# Other names of the runnable languages, so that no example escapes by its spelling.
+ALIASES = {"py": "python", "python3": "python", "pycon": "python", "sh": "bash", "shell": "bash"}
+ALIASES |= {"shell-session": "console"}
 NOT_RUN = re.compile(r"#\s*not run:\s*(?P<reason>.*\S)?\s*$")
 CONTINUES = "# continues the example above"
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
 TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 FLAGS = doctest.ELLIPSIS
 TIMEOUT_S = 300
+# Each example is a fresh interpreter that mostly waits on imports: run a few at once.
+WORKERS = min(4, max(2, os.cpu_count() or 2))
+
+
+class ExampleFailure(Exception):
+    """An example that failed; the message names its file and line and says what differed."""
+
 
 # Runs in the fresh interpreter: the chunks, in order, in one namespace; only the last one's
 # output is shown. Compiled under the document's path and real line numbers, so a traceback
@@ -122,6 +133,7 @@ def parse_blocks(path: Path) -> list[Block]:
             body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             end += 1
         language = info.split()[0].lower() if info else ""
+        language = ALIASES.get(language, language)
         title = TITLE.search(info)
         blocks.append(
             Block(path, index + 1, language, title["title"] if title else None, "\n".join(body))
@@ -175,10 +187,9 @@ def assert_output(block: Block, where: str, expected: str, got: str) -> None:
     checker = doctest.OutputChecker()
     if not checker.check_output(expected, got, FLAGS):
         example = doctest.Example("", expected)
-        pytest.fail(
+        raise ExampleFailure(
             f"{where}: the output differs from the one shown\n"
-            + checker.output_difference(example, got, FLAGS),
-            pytrace=False,
+            + checker.output_difference(example, got, FLAGS)
         )
 
 
@@ -201,16 +212,16 @@ def run_python(block: Block, folder: Path) -> None:
     while chain[0].first_line == CONTINUES:
         previous = chain[0].previous
         if previous is None:
-            pytest.fail(f"{block.where}: continues an example, but no python block is above it")
+            raise ExampleFailure(
+                f"{block.where}: continues an example, but no python block is above"
+            )
         chain.insert(0, previous)
     chunks = [[str(b.path), b.line, b.body] for b in chain]
     payload = folder / "_chunks.json"
     payload.write_text(json.dumps(chunks), encoding="utf-8")
     result = run([sys.executable, "-c", DRIVER, str(payload)], folder)
     if result.returncode != 0:
-        pytest.fail(
-            f"{block.where}: the example failed\n{result.stdout}{result.stderr}", pytrace=False
-        )
+        raise ExampleFailure(f"{block.where}: the example failed\n{result.stdout}{result.stderr}")
     if block.output is not None and ">>>" not in block.body:
         # Standard output only: warnings go to stderr, and a reader sees them apart.
         assert_output(block, block.where, block.output, result.stdout)
@@ -224,7 +235,7 @@ def run_console(block: Block, folder: Path) -> None:
         elif commands:
             commands[-1][2].append(line)
         elif line.strip():
-            pytest.fail(f"{block.where}: console text before the first '$ ' command: {line!r}")
+            raise ExampleFailure(f"{block.where}: console text before the first '$ ': {line!r}")
     for line_number, command, shown in commands:
         result = run(["bash", "-c", command], folder)
         where = f"{shown_path(block.path)}:{line_number}"
@@ -235,25 +246,59 @@ def run_console(block: Block, folder: Path) -> None:
         assert_output(block, f"{where} ($ {command})", expected, got)
 
 
+def check_example(block: Block, folder: Path) -> str | None:
+    """Run one example in ``folder``; return why it failed, or None when it did what it shows."""
+    prepare_folder(block, folder)
+    try:
+        if block.language == "python":
+            run_python(block, folder)
+        elif block.language == "console":
+            run_console(block, folder)
+        else:
+            result = run(["bash", "-e", "-c", block.body], folder)
+            if result.returncode != 0:
+                raise ExampleFailure(
+                    f"{block.where}: the commands failed\n{result.stdout}{result.stderr}"
+                )
+    except ExampleFailure as failure:
+        return str(failure)
+    except subprocess.TimeoutExpired as timeout:
+        return f"{block.where}: still running after {timeout.timeout} s"
+    return None
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str | None]:
+    """Run every selected example, a few at a time; map each one's place to its failure."""
+    # The examples this run selected (``-k`` included), in collection order.
+    selected = [
+        item.callspec.params["block"]
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and hasattr(item, "callspec")
+        and isinstance(item.callspec.params.get("block"), Block)
+    ]
+    blocks = [block for block in selected if block.not_run_reason is None]
+    folders = [tmp_path_factory.mktemp("example") for _ in blocks]
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results = list(pool.map(check_example, blocks, folders))
+    return {block.where: result for block, result in zip(blocks, results, strict=True)}
+
+
 @pytest.mark.parametrize("block", runnable_examples(), ids=lambda block: block.where)
-def test_example_runs_and_prints_what_it_shows(block: Block, tmp_path: Path) -> None:
+def test_example_runs_and_prints_what_it_shows(
+    block: Block, outcomes: dict[str, str | None]
+) -> None:
     reason = block.not_run_reason
     if reason == "":
         pytest.fail(f"{block.where}: '# not run:' needs a reason after the colon", pytrace=False)
     if reason is not None:
         pytest.skip(f"{block.where}: not run: {reason}")
-    prepare_folder(block, tmp_path)
-    if block.language == "python":
-        run_python(block, tmp_path)
-    elif block.language == "console":
-        run_console(block, tmp_path)
-    else:
-        result = run(["bash", "-e", "-c", block.body], tmp_path)
-        if result.returncode != 0:
-            pytest.fail(
-                f"{block.where}: the commands failed\n{result.stdout}{result.stderr}",
-                pytrace=False,
-            )
+    failure = outcomes[block.where]
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
 
 
 def test_every_document_is_found_and_fences_are_labelled() -> None:
@@ -268,7 +313,7 @@ def test_a_wrong_shown_output_fails_naming_the_file_and_line(tmp_path: Path) -> 
     document = tmp_path / "page.md"
     document.write_text("Intro.\n\n```python\nprint(1 + 1)\n```\n\n```text\n3\n```\n")
     (block,) = (b for b in parse_blocks(document) if b.language == "python")
-    with pytest.raises(pytest.fail.Exception, match=r"page\.md:3: the output differs"):
+    with pytest.raises(ExampleFailure, match=r"page\.md:3: the output differs"):
         run_python(block, tmp_path)
 
 
@@ -276,5 +321,5 @@ def test_a_failing_doctest_names_the_file_and_line(tmp_path: Path) -> None:
     document = tmp_path / "page.md"
     document.write_text("```python\n>>> 1 + 1\n3\n```\n")
     (block,) = parse_blocks(document)
-    with pytest.raises(pytest.fail.Exception, match=r'File ".*page\.md", line 2'):
+    with pytest.raises(ExampleFailure, match=r'File ".*page\.md", line 2'):
         run_python(block, tmp_path)

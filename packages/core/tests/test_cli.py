@@ -218,6 +218,14 @@ def test_show_an_unknown_key_suggests_the_closest(capsys: pytest.CaptureFixture[
     )
 
 
+def test_show_a_key_close_only_to_a_bare_name_suggests_it_with_its_scope(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, err = run(capsys, "show", "Bdy", "--registry", "thing")
+    assert status == 2
+    assert err.strip().endswith("or its tree; did you mean 'toycls.Body'?")
+
+
 def test_show_an_ambiguous_key_lists_the_scoped_keys(capsys: pytest.CaptureFixture[str]) -> None:
     roots = make_roots()
     roots[0].children["toycls"].register_module(module=Detector)

@@ -216,7 +216,7 @@ def test_a_one_dimensional_parameter_routed_to_muon_is_rejected_naming_it() -> N
     with pytest.raises(
         ValueError,
         match=r"Parameter 'blocks\.0\.norm\.weight' \(shape \(8,\), 1-D\) is routed to optimizer "
-        r"'muon' \(Muon\) by rules\[1\], but Muon takes 2-D parameters only",
+        r"'muon' \(torch\.optim:Muon\) by rules\[1\], but it takes 2-D parameters only",
     ):
         build_optimizer(_model(), _cfg(rules))
 
@@ -236,7 +236,7 @@ def test_direct_construction_routes_groups_by_their_optimizer_key() -> None:
         ("sgd", 0.1),
     ]
     assert optimizer.state[model.head.weight] == {}
-    with pytest.raises(ValueError, match=r"group 0's optimizer='muon', but Muon takes 2-D"):
+    with pytest.raises(ValueError, match=r"group 0's optimizer='muon', but it takes 2-D"):
         RoutedOptimizer(
             [{"params": [model.head.bias], "optimizer": "muon"}],
             optimizers={"muon": {"type": "Muon"}, "sgd": {"type": "SGD", "lr": 0.1}},

@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
             "build_optimizer would), then a summary. Nothing is trained."
         ),
     )
-    explain.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
+    explain.add_argument(
+        "config", metavar="CONFIG", help="a .toml, .json, .yaml, .yml or .py config file"
+    )
     explain.add_argument("--json", action="store_true", help="print JSON (to diff two configs)")
     add_set_option(explain)
     explain.add_argument(

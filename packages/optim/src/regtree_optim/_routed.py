@@ -18,7 +18,7 @@ from torch.optim import Optimizer
 from regtree import NotRegisteredError
 
 from ._grouping import GroupPlan, Placement
-from ._names import closest_names
+from ._names import callable_name, closest_names
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import ParamwiseRules
 from ._registries import OPTIMIZERS, resolve_optimizer_type
@@ -76,10 +76,9 @@ def check_routable(
     requirement = shape_requirement(optimizer_type)
     if requirement is None or len(shape) == requirement[0]:
         return
-    type_name = getattr(optimizer_type, "__name__", repr(optimizer_type))
     raise ValueError(
         f"Parameter {param_name!r} (shape {tuple(shape)}, {len(shape)}-D) is routed to optimizer "
-        f"{optimizer_name!r} ({type_name}) by {rule}, but {type_name} takes "
+        f"{optimizer_name!r} ({callable_name(optimizer_type)}) by {rule}, but it takes "
         f"{requirement[1]}; route it to another optimizer (narrow that rule, e.g. with "
         f"ndim: {requirement[0]} or exclude)."
     )

@@ -23,6 +23,8 @@ from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 
 from regtree import Registry
 
+from ._names import callable_name
+
 __all__ = [
     "SCHEDULERS",
     "CosineAnnealingLR",
@@ -245,14 +247,21 @@ class Schedule:
 
 
 def _type_name(cfg: Mapping[str, Any]) -> str:
+    """The scheduler's bare name (``'LinearLR'``), which keys the tables of lengths and nesting."""
     kind = cfg.get("type")
     if isinstance(kind, str):
         return kind.rsplit(".", 1)[-1]
     return getattr(kind, "__name__", repr(kind))
 
 
+def _shown_type(cfg: Mapping[str, Any]) -> str:
+    """The scheduler as messages name it: its bare name, or a class as ``module:qualname``."""
+    kind = cfg.get("type")
+    return _type_name(cfg) if isinstance(kind, str) else callable_name(kind)
+
+
 def _describe(index: int, cfg: Mapping[str, Any]) -> str:
-    return f"phase {index} ({_type_name(cfg)})"
+    return f"phase {index} ({_shown_type(cfg)})"
 
 
 def _bound(index: int, cfg: Mapping[str, Any], key: str) -> int | None:
@@ -352,7 +361,7 @@ def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
         nested = cfg["schedulers"]
         if not isinstance(nested, Sequence) or isinstance(nested, str | bytes):
             raise TypeError(
-                f"{_type_name(cfg)} schedulers must be a list of scheduler configs, got {nested!r}"
+                f"{_shown_type(cfg)} schedulers must be a list of scheduler configs, got {nested!r}"
             )
         cfg["schedulers"] = [
             item if isinstance(item, LRScheduler) else build_scheduler(optimizer, item)

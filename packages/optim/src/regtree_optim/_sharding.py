@@ -22,6 +22,7 @@ __all__ = [
     "flat_originals",
     "flat_parameters",
     "is_flat_parameter",
+    "is_fsdp_flattened",
     "original_shapes",
 ]
 
@@ -95,6 +96,15 @@ def is_flat_parameter(param: torch.Tensor) -> bool:
     """Whether ``param`` is an FSDP1 flat parameter (any other tensor is not)."""
     # FlatParameter marks itself with this attribute; its isinstance check reads the same.
     return getattr(param, "_is_flat_param", False) is True
+
+
+def is_fsdp_flattened(param: torch.Tensor) -> bool:
+    """Whether FSDP1 flattened ``param``: a flat parameter, or an original one it holds.
+
+    FSDP1 marks both (``_fsdp_flattened``), so one attribute read per parameter tells a walk
+    whether it needs :func:`original_shapes` at all.
+    """
+    return getattr(param, "_fsdp_flattened", False) is True
 
 
 def flat_originals(flat: torch.Tensor) -> list[FlatOriginal]:

@@ -241,8 +241,8 @@ def _find_entry(selected: Registry[Any], key: str) -> tuple[Registry[Any], str, 
             raise UsageError(f"{key!r} is registered in several scopes; give one of: {keys}")
     names = [f"{m.scope}.{n}" for m in tree for n in m.module_dict]
     bare = {n.rpartition(".")[2]: n for n in names}
-    hint = did_you_mean(key, names) or did_you_mean(key, bare)
-    if not hint and "." not in key:
+    hint = did_you_mean(key, names)
+    if not hint and "." not in key:  # close only to a bare name: suggest it with its scope
         close = closest(key, bare, count=1)
         hint = f"; did you mean {bare[close[0]]!r}?" if close else ""
     raise UsageError(f"{key!r} is not registered in {_describe(selected)} or its tree{hint}")

@@ -173,7 +173,9 @@ def _add_registry_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_config_options(parser: argparse.ArgumentParser) -> None:
     """Add what a command acting on a config file takes: the file, the tree and the section."""
-    parser.add_argument("config", metavar="CONFIG", help="a .toml, .json, .yaml or .yml file")
+    parser.add_argument(
+        "config", metavar="CONFIG", help="a .toml, .json, .yaml, .yml or .py config file"
+    )
     _add_registry_options(parser)
     parser.add_argument("--section", metavar="KEY", help=_SECTION_HELP)
     add_set_option(parser)

@@ -35,7 +35,7 @@ def add_resolve_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         ),
     )
     resolve.add_argument(
-        "config", metavar="CONFIG", help="a .toml, .json, .yaml, .yml (or .py) config file"
+        "config", metavar="CONFIG", help="a .toml, .json, .yaml, .yml or .py config file"
     )
     add_set_option(resolve)
     resolve.add_argument(

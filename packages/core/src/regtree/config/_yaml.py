@@ -151,9 +151,14 @@ class _Composer:
         self.filename = filename
         self.count = 0
         self.scalar_node = yaml.ScalarNode
+        self.origins: dict[int, str] = {}  # 0-based line -> 'file:line', made once per line
 
     def origin(self, node: Any) -> str:
-        return f"{self.filename}:{node.start_mark.line + 1}"
+        line: int = node.start_mark.line
+        found = self.origins.get(line)
+        if found is None:
+            found = self.origins[line] = f"{self.filename}:{line + 1}"
+        return found
 
     def node(self, node: Any, depth: int) -> Node:
         self.count += 1
