@@ -7,8 +7,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from regtree import NotRegisteredError
-from regtree.config import type_mismatch
+from regtree.config import describe_annotation, type_mismatch
 
 from ._names import callable_name
 from ._registries import resolve_optimizer_type
@@ -42,11 +44,13 @@ class OptimizerInfo:
         """The type ``option`` expects as text when ``value`` does not fit it, else None.
 
         Checked as SPEC 5.4 checks config values; an option without annotation takes anything.
+        The text leaves out the ``Tensor`` that torch's annotations allow beside numbers (a
+        tensor still fits): a config writes ``betas`` as ``tuple[float, float]``.
         """
         annotation = self.annotations.get(option, inspect.Parameter.empty)
-        if annotation is inspect.Parameter.empty:
+        if annotation is inspect.Parameter.empty or type_mismatch(value, annotation) is None:
             return None
-        return type_mismatch(value, annotation)
+        return describe_annotation(annotation, hide=(torch.Tensor,))
 
 
 def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:

@@ -332,15 +332,15 @@ def _check_base_number(value: object, what: str) -> None:
         )
 
 
-def _check_option(info: OptimizerInfo, option: str, value: object, what: str) -> None:
+def _check_option(info: OptimizerInfo, option: str, value: object, where: str) -> None:
     if option in _BASE_NUMBERS:
-        _check_base_number(value, what)
+        _check_base_number(value, f"{where}[{option!r}]")
         return
     expected = info.expected_type(option, value)
     if expected is not None:
         raise TypeError(
-            f"{what}: expected {expected}, got {value!r} ({type(value).__name__}), as the "
-            f"signature of {info.name} annotates {option!r}"
+            f"{where}: {option}: expected {expected}, got {value!r} ({type(value).__name__}), "
+            f"as the signature of {info.name} annotates {option!r}"
         )
 
 
@@ -416,7 +416,7 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
                 f"An entry holds lr_mult, decay_mult and options {info.name} accepts: "
                 f"{', '.join(sorted(info.options))}."
             )
-        _check_option(info, option, value, f"{where}[{option!r}]")
+        _check_option(info, option, value, where)
         options[option] = value
     return options
 
@@ -469,7 +469,7 @@ def _resolve_custom(
 def _check_optimizer_cfg(optimizer_cfg: Mapping[str, Any], info: OptimizerInfo) -> None:
     for option, value in optimizer_cfg.items():
         if option != "type" and isinstance(option, str):
-            _check_option(info, option, value, f"optimizer_cfg[{option!r}]")
+            _check_option(info, option, value, "optimizer_cfg")
 
 
 def resolve_rules(

@@ -322,7 +322,7 @@ def _resolve_one(
         expected = optimizer.expected_type(key, value)
         if expected is not None:
             raise TypeError(
-                f"{where}[{key!r}]: expected {expected}, got {value!r} ({type(value).__name__}), "
+                f"{where}: {key}: expected {expected}, got {value!r} ({type(value).__name__}), "
                 f"as the signature of {optimizer_name} annotates {key!r}"
             )
         options[key] = value

@@ -11,12 +11,12 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .._naming import registry_label
 from .._registry import Registry
 from ._roots import find_root_registries, import_locations, iter_tree
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any

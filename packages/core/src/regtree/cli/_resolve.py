@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from ..config import ConfigError, config_origins
 from ._support import UsageError, add_set_option, read_config
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 

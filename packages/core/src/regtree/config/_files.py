@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._errors import ConfigError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._tree import Table
 

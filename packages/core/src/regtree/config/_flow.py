@@ -9,9 +9,10 @@ Hydra; strict YAML would read a key ``'a:1'``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._scalars import resolve_plain
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 

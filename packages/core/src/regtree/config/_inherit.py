@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
 from ._files import read_bytes, read_tree
@@ -18,7 +19,6 @@ from ._tree import (
     missing_key,
 )
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypeAlias
 

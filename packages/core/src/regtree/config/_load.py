@@ -8,11 +8,11 @@ light: `_files` reads one file (`_yaml` for YAML 1.2), `_inherit` merges the ``_
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
 from ._files import SUPPORTED_SUFFIXES
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any

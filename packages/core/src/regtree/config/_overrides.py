@@ -6,10 +6,11 @@ A path is keys joined by dots; where the value reached so far is a list, a part 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._flow import FlowError, parse_flow_value
 from ._tree import Items, PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

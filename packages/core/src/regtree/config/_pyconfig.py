@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import string
+from typing import TYPE_CHECKING
 
 # Imported with the reader, not when an error is written: loading a config imports nothing.
 from .._diagnostics import closest
@@ -20,7 +21,6 @@ from ._errors import ConfigError
 from ._scalars import BASE_REFERENCE
 from ._tree import Items, Leaf, Table, copy_containers, from_plain, to_plain
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sized
     from typing import Any

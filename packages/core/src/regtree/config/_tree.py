@@ -8,7 +8,8 @@ Inheritance and overrides work on that tree, so the origin of every value travel
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeAlias

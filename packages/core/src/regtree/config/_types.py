@@ -35,11 +35,13 @@ def type_mismatch(value: object, annotation: object) -> str | None:
     return None if _fits(value, annotation) else describe_annotation(annotation)
 
 
-def describe_annotation(annotation: object) -> str:
+def describe_annotation(annotation: object, hide: tuple[type, ...] = ()) -> str:
     """Write an annotation as a user reads it: ``'int | None'``, ``'tuple[float, float]'``.
 
     Args:
         annotation: A type or a ``typing`` form.
+        hide: Classes left out of every union that has other members, for text about values a
+            config file writes: torch's ``float | Tensor`` reads as ``float``.
 
     Returns:
         The annotation as text, without module prefixes.
@@ -49,12 +51,13 @@ def describe_annotation(annotation: object) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in _UNION_ORIGINS:
-        return " | ".join(describe_annotation(arg) for arg in args)
+        shown_args = [arg for arg in args if arg not in hide] or list(args)
+        return " | ".join(describe_annotation(arg, hide) for arg in shown_args)
     if origin is typing.Literal:
         return f"Literal[{', '.join(repr(arg) for arg in args)}]"
     if origin is not None and args:
         name = getattr(origin, "__name__", None) or str(origin).removeprefix("typing.")
-        shown = ["..." if arg is Ellipsis else describe_annotation(arg) for arg in args]
+        shown = ["..." if arg is Ellipsis else describe_annotation(arg, hide) for arg in args]
         return f"{name}[{', '.join(shown)}]"
     if isinstance(annotation, type):
         return annotation.__qualname__

@@ -12,11 +12,11 @@ YAML file is read, never at ``import regtree``.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ._scalars import CORE_SCHEMA, to_float, to_int
 from ._tree import Items, Leaf, Table
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
