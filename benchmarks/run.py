@@ -18,6 +18,7 @@ from pathlib import Path
 import _config_bench
 import _import_bench
 import _registry_bench
+import _scale_bench
 import torch
 from _libs import load_libraries, versions
 from _optim_bench import OPTIMIZER, PARAMWISE, OptimBench
@@ -33,6 +34,7 @@ SECTIONS = {
     "bypass": "bypass_duplicate on shared layers",
     "step": "step() on CPU",
     "cuda": "step() on CUDA",
+    "scale": "At scale: explain on the meta device, RoutedOptimizer.step() (CPU)",
     "config": "Config files (CPU time of one load; mmdet: one pass over all its configs)",
 }
 METHOD = f"""\
@@ -148,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         notes.append("No optimizer constructor could be loaded; optimizer benchmarks skipped.")
     rows += optim.rows
     notes += optim.notes
+    print("scale: 7B explain on meta, RoutedOptimizer.step ...", file=sys.stderr, flush=True)
+    scale_rows, scale_samples, scale_notes = _scale_bench.run(budget_s=0.05 * budget)
+    rows += scale_rows
+    notes += scale_notes
+    samples |= scale_samples
     notes += [note for lib in libraries.values() for note in lib.notes]
     samples |= optim.samples
     if heaviest:

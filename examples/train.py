@@ -103,7 +103,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def load_config(path: Path) -> dict[str, Any]:
-    # regtree's loader: TOML, JSON or YAML, with `_base_` inheritance (configs/demo_small.yaml).
+    # regtree's loader: TOML, JSON, YAML or Python configs, with `_base_` (configs/demo_small.yaml).
     try:
         config = regtree.load_config(path)
     except (OSError, regtree.ConfigError) as exc:

@@ -4,8 +4,10 @@ After training, each rank calls ``full_state_dict`` (a collective): rank 0 saves
 consolidated state, the other rank what it got (None), and each rank its own shard's state by
 name, so the test can check the consolidated state against the shards.
 
-Run by ``runpy.run_path`` in a spawned process; the test passes ``RANK``, ``WORLD_SIZE``,
-``INIT_METHOD``, ``OUT_DIR`` and ``STEPS`` as globals. Also importable, for the single-process run.
+Run by ``runpy.run_path`` in a spawned process (conftest's ``run_ranks``); the test passes
+``RANK``, ``WORLD_SIZE``, ``INIT_METHOD``, ``OUT_DIR`` and ``STEPS`` as globals. Also loaded for
+the single-process run, and by other workers for :func:`rank_main`, the one rank life cycle:
+join the group, work, tear down, leave.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import gc
 import os
 import sys
 import traceback
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +104,11 @@ def _train_and_save(rank: int, world_size: int, out_dir: str, steps: int) -> Non
     )
 
 
-def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: int) -> None:
+# work(rank, world_size, out_dir): one rank's part, run inside the group.
+RankWork = Callable[[int, int, str], None]
+
+
+def run_rank(work: RankWork, rank: int, world_size: int, init_method: str, out_dir: str) -> None:
     # Keep gloo on the loopback device: a host name resolving to another interface must not
     # matter for a test that talks to 127.0.0.1 only.
     if sys.platform.startswith("linux"):
@@ -116,7 +123,7 @@ def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: 
         timeout=datetime.timedelta(seconds=60),
     )
     try:
-        _train_and_save(rank, world_size, out_dir, steps)
+        work(rank, world_size, out_dir)
         # Free what Python holds of the model, DDP and ZeRO (nn.Module graphs are cyclic). DDP's
         # C++ reducer still keeps the group alive after destroy_process_group(), so _main leaves
         # without finalization: gloo's threads torn down there can abort the process
@@ -129,9 +136,10 @@ def run_rank(rank: int, world_size: int, init_method: str, out_dir: str, steps: 
     (Path(out_dir) / f"rank{rank}.done").touch()
 
 
-def _main() -> None:
+def rank_main(work: RankWork, given: Mapping[str, Any]) -> None:
+    """Run ``work`` as the rank ``given`` (a worker's globals) names, then leave the process."""
     try:
-        run_rank(RANK, WORLD_SIZE, INIT_METHOD, OUT_DIR, STEPS)  # type: ignore[name-defined]  # noqa: F821
+        run_rank(work, given["RANK"], given["WORLD_SIZE"], given["INIT_METHOD"], given["OUT_DIR"])
     except BaseException:
         traceback.print_exc()
         sys.stderr.flush()
@@ -144,4 +152,5 @@ def _main() -> None:
 
 
 if __name__ == "__regtree_worker__":
-    _main()
+    steps: int = globals()["STEPS"]
+    rank_main(lambda rank, size, out: _train_and_save(rank, size, out, steps), globals())

@@ -1,10 +1,14 @@
-"""Shared fixtures: mmcv's reference model and the optimizer configs of issue 3."""
+"""Shared fixtures: mmcv's reference model, the optimizer configs of issue 3, rank launchers."""
 
 from __future__ import annotations
 
 import datetime
 import gc
-from collections.abc import Iterator
+import multiprocessing
+import runpy
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -138,3 +142,92 @@ def process_group() -> Iterator[None]:
         # no work in flight its idle threads are harmless there.
         gc.collect()
         dist.destroy_process_group()
+
+
+# Every multi-process test: its ranks run in fresh interpreters and are killed after this long.
+RANK_TIMEOUT_S = 90
+RANK_ATTEMPTS = 2
+
+RunRanks = Callable[[Path, int, dict[str, Any]], None]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _rank_report(out_dir: Path, rank: int, exit_code: int | None) -> str:
+    status = f"killed after {RANK_TIMEOUT_S}s" if exit_code is None else f"exit {exit_code}"
+    if (out_dir / f"rank{rank}.done").exists():
+        stage = "after its teardown"
+    elif (out_dir / f"rank{rank}.pt").exists():
+        stage = "after saving its results, before the end of its teardown"
+    else:
+        stage = "before saving its results"
+    return f"rank {rank}: {status} {stage}"
+
+
+def _start_ranks(
+    worker: Path, out_dir: Path, world_size: int, params: dict[str, Any]
+) -> list[int | None]:
+    context = multiprocessing.get_context("spawn")
+    init_method = f"tcp://127.0.0.1:{_free_port()}"
+    processes = [
+        context.Process(
+            target=runpy.run_path,
+            args=(str(worker),),
+            kwargs={
+                "run_name": "__regtree_worker__",
+                "init_globals": {
+                    "RANK": rank,
+                    "WORLD_SIZE": world_size,
+                    "INIT_METHOD": init_method,
+                    "OUT_DIR": str(out_dir),
+                    **params,
+                },
+            },
+        )
+        for rank in range(world_size)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        for process in processes:
+            process.join(RANK_TIMEOUT_S)
+    finally:
+        # A rank still running after the timeout is killed: the test never hangs.
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(10)
+    return [process.exitcode for process in processes]
+
+
+def _run_ranks(worker: Path, out_dir: Path, world_size: int, params: dict[str, Any]) -> None:
+    # A second try covers the one race a free port has: another process taking it meanwhile.
+    reports: list[str] = []
+    for _ in range(RANK_ATTEMPTS):
+        for stale in [*out_dir.glob("rank*.pt"), *out_dir.glob("rank*.done")]:
+            stale.unlink()
+        exit_codes = _start_ranks(worker, out_dir, world_size, params)
+        if exit_codes == [0] * world_size:
+            return
+        ranks = enumerate(exit_codes)
+        reports.append(", ".join(_rank_report(out_dir, rank, code) for rank, code in ranks))
+    pytest.fail(f"the ranks failed {RANK_ATTEMPTS} times: " + "; then ".join(reports))
+
+
+@pytest.fixture(scope="session")
+def run_ranks() -> RunRanks:
+    """``run_ranks(worker, out_dir, world_size, params)``: a gloo group of fresh interpreters.
+
+    Each rank runs ``worker`` (a script calling ``_distributed_worker.rank_main``) with the
+    globals ``RANK``, ``WORLD_SIZE``, ``INIT_METHOD``, ``OUT_DIR`` and ``params``; it writes
+    ``rank{N}.pt`` and, after its teardown, ``rank{N}.done`` into ``out_dir``. A failure reports
+    how far each rank got; a rank past the timeout is killed.
+    """
+    if not (dist.is_available() and dist.is_gloo_available()):
+        pytest.skip("torch.distributed with gloo is not available")
+    return _run_ranks

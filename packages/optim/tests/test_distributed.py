@@ -6,9 +6,8 @@ consolidated state loads by name into a one-process optimizer.
 
 from __future__ import annotations
 
-import multiprocessing
 import runpy
-import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,79 +20,11 @@ from regtree_optim import build_optimizer, load_state_dict_by_name
 WORKER = Path(__file__).with_name("_distributed_worker.py")
 WORLD_SIZE = 2
 STEPS = 3
-JOIN_TIMEOUT_S = 90
 
 pytestmark = pytest.mark.skipif(
     not (dist.is_available() and dist.is_gloo_available()),
     reason="torch.distributed with gloo is not available",
 )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _run_ranks(out_dir: Path) -> None:
-    # A second try covers the one race a free port has: another process taking it meanwhile.
-    attempts = 2
-    reports: list[str] = []
-    for _ in range(attempts):
-        for stale in [*out_dir.glob("rank*.pt"), *out_dir.glob("rank*.done")]:
-            stale.unlink()
-        exit_codes = _start_ranks(out_dir)
-        if exit_codes == [0] * WORLD_SIZE:
-            return
-        ranks = enumerate(exit_codes)
-        reports.append(", ".join(_rank_report(out_dir, rank, code) for rank, code in ranks))
-    pytest.fail(f"the ranks failed {attempts} times: " + "; then ".join(reports))
-
-
-def _rank_report(out_dir: Path, rank: int, exit_code: int | None) -> str:
-    status = f"killed after {JOIN_TIMEOUT_S}s" if exit_code is None else f"exit {exit_code}"
-    if (out_dir / f"rank{rank}.done").exists():
-        stage = "after its teardown"
-    elif (out_dir / f"rank{rank}.pt").exists():
-        stage = "after saving its results, before the end of its teardown"
-    else:
-        stage = "before saving its results"
-    return f"rank {rank}: {status} {stage}"
-
-
-def _start_ranks(out_dir: Path) -> list[int | None]:
-    context = multiprocessing.get_context("spawn")
-    init_method = f"tcp://127.0.0.1:{_free_port()}"
-    processes = [
-        context.Process(
-            target=runpy.run_path,
-            args=(str(WORKER),),
-            kwargs={
-                "run_name": "__regtree_worker__",
-                "init_globals": {
-                    "RANK": rank,
-                    "WORLD_SIZE": WORLD_SIZE,
-                    "INIT_METHOD": init_method,
-                    "OUT_DIR": str(out_dir),
-                    "STEPS": STEPS,
-                },
-            },
-        )
-        for rank in range(WORLD_SIZE)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        for process in processes:
-            process.join(JOIN_TIMEOUT_S)
-    finally:
-        # A rank still running after the timeout is killed: the test never hangs.
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-                process.join(10)
-    return [process.exitcode for process in processes]
 
 
 def _single_process_run() -> tuple[dict[str, torch.Tensor], dict[str, float]]:
@@ -107,10 +38,12 @@ def _single_process_run() -> tuple[dict[str, torch.Tensor], dict[str, float]]:
 
 
 @pytest.fixture(scope="module")
-def rank_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+def rank_results(
+    tmp_path_factory: pytest.TempPathFactory, run_ranks: Callable[..., None]
+) -> list[dict[str, Any]]:
     """What each rank saved; the two ranks run once for the module's tests."""
     out_dir = tmp_path_factory.mktemp("ranks")
-    _run_ranks(out_dir)
+    run_ranks(WORKER, out_dir, WORLD_SIZE, {"STEPS": STEPS})
     return [torch.load(out_dir / f"rank{r}.pt", weights_only=True) for r in range(WORLD_SIZE)]
 
 

@@ -132,6 +132,9 @@ def test_explain_rows_match_the_built_groups() -> None:
         group = optimizer.param_groups[row.group]
         assert row.name in group["param_names"]
         assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
+    assert {row.name: row.optimizer for row in rows}["blocks.0.mlp.weight"] == "muon"
+    assert {row.name: row.optimizer for row in rows}["blocks.0.mlp.bias"] == "adamw"
+    assert "optimizer" in str(rows).splitlines()[0]
     rules = {row.name: row.rule for row in rows}
     assert rules["blocks.0.mlp.weight"] == "rules[0]"
     assert rules["blocks.0.attn.weight"] == "rules[0], rules[1]"

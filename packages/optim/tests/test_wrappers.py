@@ -101,3 +101,35 @@ def test_wrapper_attribute_that_is_not_a_module() -> None:
     register_wrapper_type(BrokenWrapper, attr="payload")
     with pytest.raises(TypeError, match=r"BrokenWrapper is registered as a wrapper.*'payload'"):
         build_optimizer(BrokenWrapper(), {"type": "SGD", "lr": 0.1})
+
+
+def test_activation_checkpoint_wrappers_never_show_in_names(
+    model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any], reference_names: list[str]
+) -> None:
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+    plain = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": rules_cfg})
+    # Wrapped in place, as apply_activation_checkpointing does to a model's blocks.
+    model.sub = checkpoint_wrapper(model.sub)
+    model.bn = checkpoint_wrapper(model.bn)
+    for paramwise in (rules_cfg, None):
+        optimizer = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": paramwise})
+        assert sorted(_names(optimizer)) == sorted(reference_names)
+    # The wrapped norm is still a norm, the wrapped depthwise conv still depthwise.
+    wrapped = build_optimizer(model, {**sgd_cfg, "paramwise_cfg": rules_cfg})
+    assert [(g["param_names"], g["lr"], g["weight_decay"]) for g in wrapped.param_groups] == [
+        (g["param_names"], g["lr"], g["weight_decay"]) for g in plain.param_groups
+    ]
+
+
+@pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
+def test_a_compiled_submodule_never_shows_in_names(
+    model: nn.Module, reference_names: list[str]
+) -> None:
+    model.sub = torch.compile(model.sub)  # type: ignore[assignment]
+    rows = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2}).explain(
+        model
+    )
+    assert [row.name for row in rows] == reference_names
+    optimizer = build_optimizer(model, {"type": "SGD", "lr": 0.1})
+    assert _names(optimizer) == reference_names

@@ -77,7 +77,26 @@ def build_parser() -> argparse.ArgumentParser:
             "of the config's 'scheduler' section (negative: counted back from its end)"
         ),
     )
+    explain.add_argument(
+        "--device",
+        type=_device,
+        help=(
+            "build the model's parameters on this device, e.g. meta: a multi-billion-parameter "
+            "model's groups without allocating its weights"
+        ),
+    )
     return parser
+
+
+def _device(text: str) -> Any:
+    import torch
+
+    try:
+        return torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a torch device; try meta, cpu or cuda"
+        ) from None
 
 
 def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
@@ -91,7 +110,13 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
         # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = models.build(model_cfg)
+            if options.device is None:
+                model = models.build(model_cfg)
+            else:
+                # Every parameter the model's constructor creates lands there (torch's default
+                # device); on meta nothing is allocated.
+                with options.device:
+                    model = models.build(model_cfg)
             explanation = _explain(model, optimizer_cfg, scheduler_cfg, at)
     except Exception as exc:
         import traceback
@@ -116,6 +141,7 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
                     "weight_decay": row.weight_decay,
                     "rule": row.rule,
                     "group": row.group,
+                    **({"optimizer": row.optimizer} if row.optimizer is not None else {}),
                     **({"lr_at": {str(step): lr for step, lr in row.lr_at.items()}} if at else {}),
                 }
                 for row in rows

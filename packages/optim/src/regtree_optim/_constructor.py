@@ -30,7 +30,7 @@ from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
-from ._sharding import original_shapes
+from ._sharding import is_fsdp_flattened, original_shapes, root_shapes
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
@@ -143,19 +143,20 @@ class DefaultOptimizerConstructor:
         explain: bool,
         merge: bool | None = None,
         routed: RoutedRules | None = None,
+        shapes: Mapping[int, torch.Size] | None = None,
     ) -> GroupPlan:
         if self._uses_legacy_add_params():
             return self._legacy_plan(model, rules, explain)
         if routed is not None:
-            shapes = original_shapes(model)
+            known = original_shapes(model) if shapes is None else shapes
             return plan_routed(
                 routed,
-                lambda sub_rules: self._plan(model, sub_rules, True, merge),
-                lambda param: shapes.get(id(param), param.shape),
+                lambda sub_rules: self._plan(model, sub_rules, True, merge, shapes=shapes),
+                lambda param: known.get(id(param), param.shape),
             )
         if not self.paramwise_cfg:
             return single_group(model, explain)
-        return plan_groups(model, rules, explain=explain, merge_groups=merge)
+        return plan_groups(model, rules, explain=explain, merge_groups=merge, shapes=shapes)
 
     def add_params(
         self,
@@ -250,7 +251,9 @@ class DefaultOptimizerConstructor:
             ValueError: the model has no parameters, or a shared parameter without
                 ``bypass_duplicate``.
         """
-        model = unwrap_model(_check_model(model))
+        # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
+        shapes = root_shapes(_check_model(model))
+        model = unwrap_model(model)
         resolved = self._current_rules()
         per_parameter = (
             bool(self.paramwise_cfg)
@@ -264,6 +267,7 @@ class DefaultOptimizerConstructor:
             explain=per_parameter,
             merge=True if per_parameter else None,
             routed=resolved.routed,
+            shapes=shapes,
         )
         if not any(group["params"] for group in plan.groups):
             raise ValueError(
@@ -341,20 +345,25 @@ class DefaultOptimizerConstructor:
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is built
             lr_at = lr_at_by_name(self(model), scheduler, at)
-        model = unwrap_model(_check_model(model))
+        # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
+        shapes = root_shapes(_check_model(model))
+        model = unwrap_model(model)
         resolved = self._current_rules()
-        plan = self._plan(model, resolved.rules, explain=True, routed=resolved.routed)
+        plan = self._plan(
+            model, resolved.rules, explain=True, routed=resolved.routed, shapes=shapes
+        )
         assert plan.placements is not None  # explain=True always records placements
         info: OptimizerInfo = resolved.info
         cfg = self.optimizer_cfg
+        if shapes is None and any(is_fsdp_flattened(p.param) for p in plan.placements):
+            shapes = original_shapes(model)
         rows = []
-        shapes = original_shapes(model)  # FSDP1 flattens its parameters; rows show them whole
         for placement in plan.placements:
             group = plan.groups[placement.group]
             rows.append(
                 ParamRow(
                     name=placement.name,
-                    shape=tuple(shapes.get(id(placement.param), placement.param.shape)),
+                    shape=tuple((shapes or {}).get(id(placement.param), placement.param.shape)),
                     lr=_effective(group, cfg, info, "lr"),
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,
@@ -362,6 +371,7 @@ class DefaultOptimizerConstructor:
                     lr_mult=placement.lr_mult,
                     decay_mult=placement.decay_mult,
                     lr_at=lr_at.get(placement.name, {}),
+                    optimizer=group.get("optimizer") if resolved.routed is not None else None,
                 )
             )
         return Explanation(rows)

@@ -28,6 +28,7 @@ class ParamRow:
         lr_at: With ``explain(model, scheduler=..., at=...)``: each step of ``at`` (as given)
             mapped to the lr the optimizer holds after that many ``scheduler.step()`` calls;
             empty otherwise.
+        optimizer: The sub-optimizer of a ``RoutedOptimizer`` that steps it; None otherwise.
     """
 
     name: str
@@ -39,6 +40,7 @@ class ParamRow:
     lr_mult: Any = 1.0
     decay_mult: Any = 1.0
     lr_at: Mapping[int, Any] = field(default_factory=dict)
+    optimizer: str | None = None
 
 
 def _cell(value: object) -> str:
@@ -81,10 +83,16 @@ class Explanation(Sequence[ParamRow]):
         steps = list(self._rows[0].lr_at) if self._rows else []
         lr_index = _COLUMNS.index("lr") + 1
         header = [*_COLUMNS[:lr_index], *(f"lr@{step}" for step in steps), *_COLUMNS[lr_index:]]
+        # A RoutedOptimizer's rows say which sub-optimizer steps them, after the group.
+        routed = any(row.optimizer is not None for row in self._rows)
+        if routed:
+            header.insert(1, "optimizer")
         table = [header]
         for row in self._rows:
             cells = [_cell(getattr(row, column)) for column in _COLUMNS]
             cells[lr_index:lr_index] = [_cell(row.lr_at.get(step)) for step in steps]
+            if routed:
+                cells.insert(1, _cell(row.optimizer))
             table.append(cells)
         widths = [max(len(line[i]) for line in table) for i in range(len(header))]
         lines = [

@@ -496,6 +496,7 @@ def plan_groups(
     *,
     explain: bool = False,
     merge_groups: bool | None = None,
+    shapes: Mapping[int, torch.Size] | None = None,
 ) -> GroupPlan:
     """Walk ``root`` in model order and group its parameters by the paramwise rules.
 
@@ -510,12 +511,15 @@ def plan_groups(
         rules: The validated paramwise rules.
         explain: Also record each parameter's placement and rule.
         merge_groups: Overrides ``rules.merge_groups`` when given.
+        shapes: ``id(param) -> original shape`` of FSDP1's parameters, read from the wrapped
+            model (an FSDP1 root holds records its unwrapped ``root`` lacks); by default
+            ``root``'s.
 
     Raises:
         ValueError: a shared parameter without ``bypass_duplicate``.
     """
     merge = rules.merge_groups if merge_groups is None else merge_groups
-    planner = GroupPlanner(rules, merge=merge, explain=explain, root=root)
+    planner = GroupPlanner(rules, merge=merge, explain=explain, root=root, shapes=shapes)
     for module_prefix, module, module_in_dcn in walk_modules(root):
         planner.place_module(module, module_prefix, module_in_dcn)
     return planner.finish(root, "")

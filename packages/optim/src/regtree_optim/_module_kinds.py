@@ -15,7 +15,6 @@ __all__ = [
     "ModuleKind",
     "inner_module",
     "module_kind",
-    "original_module_type",
     "register_dcn_type",
     "register_norm_type",
     "register_wrapper_type",
@@ -204,23 +203,6 @@ def inner_module(module: nn.Module) -> nn.Module:
         if not isinstance(inner, nn.Module):
             return module
         module = inner
-
-
-def original_module_type(module: nn.Module) -> type:
-    """The class ``module`` had before FSDP2's ``fully_shard`` (``FSDPLinear`` -> ``Linear``).
-
-    ``fully_shard`` swaps a module's class for ``type(f'FSDP{cls.__name__}', (FSDPModule, cls))``;
-    rules that name a module's class see the original one. Any other module's own type.
-    """
-    cls = type(module)
-    fsdp_module = getattr(
-        sys.modules.get("torch.distributed.fsdp._fully_shard._fully_shard"), "FSDPModule", None
-    )
-    if isinstance(fsdp_module, type) and issubclass(cls, fsdp_module):
-        bases = cls.__bases__
-        if len(bases) == 2 and bases[0] is fsdp_module:
-            return bases[1]
-    return cls
 
 
 def _wrapped_attr(model: nn.Module) -> str | None:

@@ -158,19 +158,20 @@ def _route_groups(
         rule = (
             f"group {index}'s {OPTIMIZER_KEY}={name!r}"
             if OPTIMIZER_KEY in group
-            else (f"default={default!r}")
+            else f"default={default!r}"
         )
         cls = resolve_optimizer_type(optimizers[name]["type"])
         for position, param in enumerate(members):
             param_name = (
                 names[position] if position < len(names) else f"<group {index}, #{position}>"
             )
-            first = owner.setdefault(id(param), param_name)
-            if first is not param_name:
+            first = owner.get(id(param))
+            if first is not None:
                 raise ValueError(
                     f"Parameter {param_name!r} is the same tensor as {first!r}: each parameter "
                     "belongs to exactly one sub-optimizer of a RoutedOptimizer, once"
                 )
+            owner[id(param)] = param_name
             if isinstance(param, torch.Tensor):
                 check_routable(param_name, param.shape, name, cls, rule)
         routed[name].append({**group, "params": members, OPTIMIZER_KEY: name})

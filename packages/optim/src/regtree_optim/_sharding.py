@@ -24,6 +24,7 @@ __all__ = [
     "is_flat_parameter",
     "is_fsdp_flattened",
     "original_shapes",
+    "root_shapes",
 ]
 
 _FSDP1_MODULE: Final = "torch.distributed.fsdp.fully_sharded_data_parallel"
@@ -58,6 +59,17 @@ def flat_parameters(model: nn.Module) -> Iterator[tuple[nn.Module, Any]]:
         children = module._modules
         if children:
             stack.extend(child for child in reversed(children.values()) if child is not None)
+
+
+def root_shapes(model: nn.Module) -> Mapping[int, torch.Size] | None:
+    """:func:`original_shapes` of a model that FSDP1 wraps at the top, else None.
+
+    Read before the model is unwrapped: the root's flat parameter records are on the wrapper.
+    None lets the walk read the records below the root only where it meets a flattened
+    parameter.
+    """
+    fsdp = _fsdp1_type()
+    return original_shapes(model) if fsdp is not None and isinstance(model, fsdp) else None
 
 
 def original_shapes(model: nn.Module) -> Mapping[int, torch.Size]:

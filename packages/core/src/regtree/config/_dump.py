@@ -119,16 +119,9 @@ def _yaml_block(
 def _yaml_scalar(value: object) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return repr(value)
+    number = _number_text(value, special_prefix=".")
+    if number is not None:
+        return number
     if isinstance(value, str):
         return _yaml_str(value)
     if isinstance(value, dict):
@@ -136,6 +129,24 @@ def _yaml_scalar(value: object) -> str:
     if isinstance(value, list):
         return "[]"
     return _yaml_str(str(value))
+
+
+def _number_text(value: object, special_prefix: str) -> str | None:
+    """Return a bool or a number as both YAML and TOML write it, or None for anything else.
+
+    The two differ only in NaN and infinity: YAML writes ``.nan``, TOML ``nan``.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return f"{special_prefix}nan"
+        if math.isinf(value):
+            return f"{special_prefix}inf" if value > 0 else f"-{special_prefix}inf"
+        return repr(value)
+    return None
 
 
 def _yaml_str(text: str) -> str:
@@ -182,16 +193,16 @@ def _toml_table(
         else:
             lines.append(f"{_toml_key(key)} = {_toml_value(value, here)}{_comment(here, origins)}")
     for key, value in tables:
-        header_path = ".".join(
-            _toml_key(str(part)) for part in (*path, key) if isinstance(part, str)
-        )
-        _toml_table(lines, (*path, key), value, origins, f"[{header_path}]")
+        _toml_table(lines, (*path, key), value, origins, f"[{_toml_header((*path, key))}]")
     for key, items in arrays:
-        header_path = ".".join(
-            _toml_key(str(part)) for part in (*path, key) if isinstance(part, str)
-        )
+        header = f"[[{_toml_header((*path, key))}]]"
         for index, item in enumerate(items):
-            _toml_table(lines, (*path, key, index), item, origins, f"[[{header_path}]]")
+            _toml_table(lines, (*path, key, index), item, origins, header)
+
+
+def _toml_header(path: tuple[str | int, ...]) -> str:
+    """Return a table header's dotted keys: an array of tables' index is not part of it."""
+    return ".".join(_toml_key(part) for part in path if isinstance(part, str))
 
 
 def _inline_comment(path: tuple[str | int, ...], value: object, origins: Mapping[str, str]) -> str:
@@ -213,16 +224,9 @@ def _toml_value(value: object, path: tuple[str | int, ...]) -> str:
             f"{_dotted(path)!r} is null, and TOML has no null; remove it, or write the config "
             "as json or yaml"
         )
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
+    number = _number_text(value, special_prefix="")
+    if number is not None:
+        return number
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):

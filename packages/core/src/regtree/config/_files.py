@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from ._errors import ConfigError
-from ._tree import Table, from_plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._tree import Table
 
 __all__ = ["SUPPORTED_SUFFIXES", "read_bytes", "read_tree"]
 
@@ -69,6 +72,8 @@ def read_tree(filename: str, data: bytes | None = None) -> Table:
             its top level is not a mapping, or it holds no settings.
         OSError: The file cannot be opened (missing, a directory, no permission).
     """
+    from ._tree import Table, from_plain, to_plain  # on the first read: import regtree stays light
+
     kind = file_format(filename)
     if data is None:
         with open(filename, "rb") as stream:
@@ -90,8 +95,6 @@ def read_tree(filename: str, data: bytes | None = None) -> Table:
     if tree is None or tree == {}:
         raise ConfigError(filename, "the file holds no settings")
     if not isinstance(tree, Table):
-        from ._tree import to_plain
-
         shown = _describe(to_plain(tree))  # type: ignore[arg-type]
         raise ConfigError(
             filename, f"the top level of a config must be a mapping of settings, not a {shown}"
