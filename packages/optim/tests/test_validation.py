@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -90,6 +91,14 @@ def test_custom_entry_unknown_key_names_the_closest() -> None:
 def test_custom_entry_option_the_optimizer_lacks() -> None:
     with pytest.raises(ValueError, match=r"unknown key 'betas'.*options .*:SGD accepts:.*momentum"):
         DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {"betas": (0.9, 0.99)}}})
+
+
+def test_a_partial_optimizer_is_named_as_regtree_names_it() -> None:
+    sgd_with_momentum = functools.partial(torch.optim.SGD, momentum=0.9)
+    with pytest.raises(ValueError, match=r"options functools\.partial\(torch\.optim\.sgd:SGD\) "):
+        DefaultOptimizerConstructor(
+            {"type": sgd_with_momentum, "lr": 0.1}, {"custom_keys": {"head": {"betas": 1}}}
+        )
 
 
 def test_custom_entry_option_the_optimizer_accepts() -> None:

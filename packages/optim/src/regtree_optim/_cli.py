@@ -127,10 +127,18 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     notes = list(dict.fromkeys(str(warning.message) for warning in caught))
     for note in notes:
         print(f"{PROG}: warning: {note}", file=sys.stderr)
+    _print_report(path, explanation, notes, as_json=options.json, at=at)
+    return 0
+
+
+def _print_report(
+    path: str, explanation: Any, notes: list[str], *, as_json: bool, at: list[int] | None
+) -> None:
+    """Print the explanation as a table and a summary per rule, or as one JSON document."""
     rows = list(explanation)
     groups = sorted({row.group for row in rows})
     rules = Counter(row.rule for row in rows)
-    if options.json:
+    if as_json:
         report = {
             "config": path,
             "parameters": [
@@ -154,14 +162,13 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
             "warnings": notes,
         }
         print(json.dumps(report, indent=2))
-        return 0
+        return
     print(explanation)
     print()
     print(f"{len(rows)} parameters in {len(groups)} groups; parameters per rule:")
     width = max((len(rule) for rule in rules), default=0)
     for rule, count in rules.most_common():
         print(f"  {rule:<{width}}  {count}")
-    return 0
 
 
 def _load_sections(

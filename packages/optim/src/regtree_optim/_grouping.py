@@ -330,7 +330,6 @@ class GroupPlanner:
         decisions: tuple[Decision, ...] | None = None
         stage = self.stage
         facts = stage.module_facts(module) if stage is not None else None
-        custom = self.rules.custom
         for name, param in own.items():
             if param is None:
                 continue
@@ -356,8 +355,8 @@ class GroupPlanner:
                 decision = self._flat_parameter_decision(module, prefix, full_name, param)
             else:
                 ndim = param.ndim if shape is None else len(shape)
-                # The match name is read only against custom keys: built only where there are.
-                match_name = f"{prefix}.{name}" if custom else ""
+                # What custom keys match, f'{prefix}.{name}': the full name below the top level.
+                match_name = full_name if prefix else f".{name}"
                 decision = decider.decide(name, param, match_name, decisions, ndim)
                 if stage is not None:
                     assert facts is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable
 
 __all__ = ["callable_name", "closest_names"]
@@ -25,7 +26,12 @@ def closest_names(word: str, candidates: Iterable[str], count: int = 1) -> list[
 
 
 def callable_name(obj: object) -> str:
-    """Name a class or function as ``module:qualname`` (``repr`` when it has no such names)."""
+    """Name a class or function as ``module:qualname`` (``repr`` when it has no such names).
+
+    A ``functools.partial`` is ``functools.partial(module:qualname)``, as regtree names it.
+    """
+    if isinstance(obj, functools.partial):
+        return f"functools.partial({callable_name(obj.func)})"
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if isinstance(module, str) and isinstance(qualname, str):

@@ -290,46 +290,15 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
         ValueError: an empty list, phases that are not contiguous (naming both), a phase that
             ends where it begins or earlier, or a schedule that does not begin at step 0.
     """
-    raw: object = cfg  # checked as any object: configs come from files
-    if isinstance(raw, Mapping):
-        items: list[Any] = [raw]
-    elif isinstance(raw, Sequence) and not isinstance(raw, str | bytes):
-        items = list(raw)
-        if not items:
-            raise ValueError("a phased schedule needs at least one phase; the list is empty")
-        for index, item in enumerate(items):
-            if not isinstance(item, Mapping):
-                raise TypeError(
-                    f"phase {index} of the schedule must be a mapping (a scheduler config), "
-                    f"got {item!r}"
-                )
-    else:
-        raise TypeError(
-            "a scheduler config must be a mapping (dict(type='CosineAnnealingLR', ...)) or a "
-            f"list of them (phases), got {cfg!r}"
-        )
+    items = _phase_list(cfg)
     given = [(_bound(i, item, "begin"), _bound(i, item, "end")) for i, item in enumerate(items)]
-    for index in range(1, len(items)):
-        previous_end, begin = given[index - 1][1], given[index][0]
-        if previous_end is not None and begin is not None and previous_end != begin:
-            first, second = _describe(index - 1, items[index - 1]), _describe(index, items[index])
-            raise ValueError(
-                f"the phases of the schedule must be contiguous: {first} ends at step "
-                f"{previous_end} but {second} begins at "
-                f"step {begin}; make the second begin where the first ends"
-            )
-        if previous_end is None and begin is None:
-            raise ValueError(
-                f"{_describe(index - 1, items[index - 1])} has no end and "
-                f"{_describe(index, items[index])} no begin, so where one phase hands over to "
-                "the next is unknown; give either"
-            )
+    _check_handovers(items, given)
     begins: list[int] = []
     ends: list[int | None] = []
     for index, (begin, end) in enumerate(given):
         if begin is None:
             begin = 0 if index == 0 else ends[index - 1]
-        assert begin is not None  # checked above: the previous phase has an end or this a begin
+        assert begin is not None  # _check_handovers: the previous phase has an end or this a begin
         if end is None and index + 1 < len(given):
             end = given[index + 1][0]
         if index == 0 and begin != 0:
@@ -353,6 +322,49 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
             phase.setdefault(length_key, end - begin)
         phases.append(phase)
     return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
+
+
+def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
+    """Return the phases of a scheduler config: one mapping, or a non-empty list of them."""
+    if isinstance(cfg, Mapping):
+        items: list[Any] = [cfg]
+    elif isinstance(cfg, Sequence) and not isinstance(cfg, str | bytes):
+        items = list(cfg)
+        if not items:
+            raise ValueError("a phased schedule needs at least one phase; the list is empty")
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise TypeError(
+                    f"phase {index} of the schedule must be a mapping (a scheduler config), "
+                    f"got {item!r}"
+                )
+    else:
+        raise TypeError(
+            "a scheduler config must be a mapping (dict(type='CosineAnnealingLR', ...)) or a "
+            f"list of them (phases), got {cfg!r}"
+        )
+    return items
+
+
+def _check_handovers(
+    items: list[Mapping[str, Any]], given: list[tuple[int | None, int | None]]
+) -> None:
+    """Raise where one phase's end and the next one's begin disagree, or are both missing."""
+    for index in range(1, len(items)):
+        previous_end, begin = given[index - 1][1], given[index][0]
+        if previous_end is not None and begin is not None and previous_end != begin:
+            first, second = _describe(index - 1, items[index - 1]), _describe(index, items[index])
+            raise ValueError(
+                f"the phases of the schedule must be contiguous: {first} ends at step "
+                f"{previous_end} but {second} begins at "
+                f"step {begin}; make the second begin where the first ends"
+            )
+        if previous_end is None and begin is None:
+            raise ValueError(
+                f"{_describe(index - 1, items[index - 1])} has no end and "
+                f"{_describe(index, items[index])} no begin, so where one phase hands over to "
+                "the next is unknown; give either"
+            )
 
 
 def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
