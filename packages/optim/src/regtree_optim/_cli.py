@@ -15,6 +15,7 @@ from regtree.cli import (
     UsageError,
     add_set_option,
     parse_command_line,
+    print_exception,
     read_config,
     run_command,
 )
@@ -119,10 +120,7 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
                     model = models.build(model_cfg)
             explanation = _explain(model, optimizer_cfg, scheduler_cfg, at)
     except Exception as exc:
-        import traceback
-
-        print(f"{PROG}: explaining {path} failed:", file=sys.stderr)
-        print("".join(traceback.format_exception_only(exc)).rstrip(), file=sys.stderr)
+        print_exception(f"{PROG}: explaining {path} failed:", exc)
         return 1
     notes = list(dict.fromkeys(str(warning.message) for warning in caught))
     for note in notes:
