@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType, MappingProxyType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from . import _plugins
 from ._build import build_from_cfg
@@ -263,8 +263,9 @@ class Registry(Generic[T]):
             entry = self._module_dict.get(key)
             if entry is not None:
                 return entry
-        found = self._resolve(key, None)
-        return None if type(found) is LookupMiss else found
+        # The lookup without its miss record: building a LookupMiss that get() drops made a miss
+        # cost 259 ns (mmcv: 111 ns); without it, 148 ns (mmcv: 113 ns, benchmarks/run.py).
+        return self._resolve(key, None, record=False)
 
     def resolve(self, key: str, default_scope: str | None = None) -> Callable[..., T] | LookupMiss:
         """Look ``key`` up (SPEC 2, steps 1-7) and say what was missing where nothing is found.
@@ -295,7 +296,25 @@ class Registry(Generic[T]):
                 return entry
         return found
 
-    def _resolve(self, key: str, default_scope: str | None) -> Callable[..., T] | LookupMiss:
+    @overload
+    def _resolve(
+        self, key: str, default_scope: str | None, record: Literal[True] = True
+    ) -> Callable[..., T] | LookupMiss: ...
+
+    @overload
+    def _resolve(
+        self, key: str, default_scope: str | None, record: Literal[False]
+    ) -> Callable[..., T] | None: ...
+
+    @overload
+    def _resolve(
+        self, key: str, default_scope: str | None, record: bool
+    ) -> Callable[..., T] | LookupMiss | None: ...
+
+    def _resolve(
+        self, key: str, default_scope: str | None, record: bool = True
+    ) -> Callable[..., T] | LookupMiss | None:
+        # record=False: a miss returns None instead of its LookupMiss (for get()).
         if not isinstance(key, str):
             raise TypeError(
                 f"a key of {registry_label(self)} must be a str such as 'Net' or 'scope.Net', "
@@ -304,10 +323,10 @@ class Registry(Generic[T]):
         if default_scope is not None:
             scoped = self._registry_for_scope(default_scope)
             if scoped is not None and scoped is not self:
-                found = scoped._resolve(key, None)
-                if type(found) is not LookupMiss:
+                found = scoped._resolve(key, None, record)
+                if found is not None and type(found) is not LookupMiss:
                     return found
-                found = self._resolve(key, None)
+                found = self._resolve(key, None, record)
                 if type(found) is LookupMiss:
                     found.default_registry = scoped
                 return found
@@ -321,6 +340,8 @@ class Registry(Generic[T]):
             scope, _, after = rest.partition(".")
             found_registry = node._registry_for_scope(scope)
             if found_registry is None:
+                if not record:
+                    return None
                 providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
                 return LookupMiss(key, self, node, after, scope, providers)
             node, rest = found_registry, after
@@ -332,7 +353,7 @@ class Registry(Generic[T]):
             if entry is not None:
                 return entry
             owner = owner._parent
-        return LookupMiss(key, self, node, rest)
+        return LookupMiss(key, self, node, rest) if record else None
 
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
         """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
