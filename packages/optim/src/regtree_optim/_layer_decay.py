@@ -278,8 +278,13 @@ class LayerDepths:
             assert config.num_layers is not None
             self._num_layers = config.num_layers
             self._layer = self._regex_layer
-            # (pair, captured text) -> scale: each name costs its regex calls and one lookup.
-            self._by_capture: dict[tuple[int, str | None], LayerScale] = {}
+            # Per pair (and one more for names no pair matches): captured text -> scale, so each
+            # name costs its regex calls and one lookup. A dict per pair rather than one keyed by
+            # (pair, text) tuples: scale() over the 10,000 names of the benchmark's five-rules
+            # row went from 4.1 to 3.7 ms.
+            self._by_capture: list[dict[str | None, LayerScale]] = [
+                {} for _ in range(len(depth) + 1)
+            ]
             self._grouped = [
                 (index, pattern, pattern.groups > 0) for index, (pattern, _) in enumerate(depth)
             ]
@@ -326,15 +331,16 @@ class LayerDepths:
         for index, pattern, grouped in self._grouped:
             found = pattern.match(name)
             if found is not None:
-                key = (index, found.group(1) if grouped else None)
-                scale = self._by_capture.get(key)
+                by_capture = self._by_capture[index]
+                captured = found.group(1) if grouped else None
+                scale = by_capture.get(captured)
                 if scale is None:
-                    scale = self._by_capture[key] = self._scale(name)
+                    scale = by_capture[captured] = self._scale(name)
                 return scale
-        key = (-1, None)
-        scale = self._by_capture.get(key)
+        unmatched = self._by_capture[-1]
+        scale = unmatched.get(None)
         if scale is None:
-            scale = self._by_capture[key] = self._scale(name)
+            scale = unmatched[None] = self._scale(name)
         return scale
 
     def _scale(self, name: str) -> LayerScale:
