@@ -503,7 +503,11 @@ class Registry(Generic[T]):
             assert names is not None
         entries = self._module_dict
         clash: tuple[str, object] | None = None
-        with self._root._lock:
+        # acquire/release, not `with`: the lock took 120 ns a class so and 70 ns this way (its
+        # __exit__ is a call with three arguments), and the lock was most of the gap to mmengine.
+        lock = self._root._lock
+        lock.acquire()
+        try:
             for name in names:
                 existing = entries.get(name)
                 if existing is not None and existing is not module and not force:
@@ -512,6 +516,8 @@ class Registry(Generic[T]):
             else:
                 for name in names:
                     entries[name] = module
+        finally:
+            lock.release()
         if clash is not None:
             # Described outside the lock: describing runs the objects' own code (repr, getattr).
             taken, holder = clash
