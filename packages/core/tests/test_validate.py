@@ -252,7 +252,7 @@ def test_a_config_that_is_not_a_mapping_is_a_type_error() -> None:
     tree = make_tree()
     with pytest.raises(TypeError, match=r"a config is a mapping .* got 'Backbone'"):
         tree.root.validate("Backbone")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"registry must be a Registry"):
+    with pytest.raises(TypeError, match=r"registry must be a regtree\.Registry, got"):
         validate_config("model", {})  # type: ignore[arg-type]
 
 

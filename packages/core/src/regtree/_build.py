@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._errors import NotRegisteredError
-from ._miss import LookupMiss
+from ._miss import LookupMiss, RegistryNode, check_registry
 from ._naming import origin, registry_label
 from ._scope import check_scope, current_scope, default_scope
-
-if TYPE_CHECKING:  # the registry module imports this one for its default build function
-    from ._registry import Registry
 
 __all__ = ["add_build_note", "build_from_cfg"]
 
@@ -20,7 +17,7 @@ _MISSING: Any = object()
 
 def build_from_cfg(
     cfg: Mapping[str, Any],
-    registry: Registry[Any],
+    registry: RegistryNode,
     default_args: Mapping[str, Any] | None = None,
 ) -> Any:
     """Build the object that ``cfg`` describes.
@@ -62,7 +59,7 @@ def build_from_cfg(
         raise
 
 
-def _merge_arguments(cfg: object, registry: Registry[Any], default_args: object) -> dict[str, Any]:
+def _merge_arguments(cfg: object, registry: RegistryNode, default_args: object) -> dict[str, Any]:
     """Check a build's arguments; return a new dict of ``cfg`` completed by ``default_args``."""
     # A dict first: the Mapping ABC check costs more than copying the config.
     if type(cfg) is not dict and not isinstance(cfg, Mapping):
@@ -70,9 +67,7 @@ def _merge_arguments(cfg: object, registry: Registry[Any], default_args: object)
             f"cfg must be a mapping such as dict(type='Name', ...), got {type(cfg).__name__}: "
             f"{cfg!r}"
         )
-    # Duck-typed: the registry module imports this one, so this one cannot import the class.
-    if not callable(getattr(registry, "resolve", None)):
-        raise TypeError(f"registry must be a regtree.Registry, got {registry!r}")
+    check_registry(registry)
     kwargs = dict(cfg)
     if default_args is not None:
         if not isinstance(default_args, Mapping):
@@ -83,7 +78,7 @@ def _merge_arguments(cfg: object, registry: Registry[Any], default_args: object)
 
 
 def _resolve_type(
-    obj_type: object, registry: Registry[Any], cfg: Mapping[str, Any]
+    obj_type: object, registry: RegistryNode, cfg: Mapping[str, Any]
 ) -> Callable[..., Any]:
     """Return the callable that the ``type`` of a config names."""
     if isinstance(obj_type, str):
@@ -111,7 +106,7 @@ def add_build_note(
     obj_type: object,
     target: Callable[..., Any],
     kwargs: dict[str, Any],
-    registry: Registry[Any],
+    registry: RegistryNode,
 ) -> None:
     """Add the note (PEP 678) that names this build level to ``exc``, in place."""
     note = f"regtree: while building {origin(obj_type)} with {registry_label(registry)}"

@@ -9,14 +9,11 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _plugins
-from ._miss import LookupMiss
+from ._miss import LookupMiss, RegistryNode
 from ._naming import registry_label
-
-if TYPE_CHECKING:  # the registry reaches this module through the build on its error path
-    from ._registry import Registry
 
 __all__ = [
     "accepted_parameters",
@@ -68,7 +65,7 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
 
     if miss.missing_scope is None:
         prefix = miss.key[: len(miss.key) - len(miss.name)]
-        node: Registry[Any] | None = miss.reached
+        node: RegistryNode | None = miss.reached
         reachable: set[str] = set()
         while node is not None:  # the lookup falls back to the ancestors of the registry reached
             for name, obj in node.module_dict.copy().items():

@@ -1,13 +1,59 @@
-"""What a lookup that found nothing reports: where it got to and what was missing."""
+"""What a lookup reads and reports: the registry as seen below its class, and the miss record.
+
+The record, the error texts, the build and the config validator read registries but do not
+import the registry module, which imports them (dependencies run one way, issue 10): they see a
+registry through `RegistryNode`, which `regtree.Registry` satisfies.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Callable, Iterable
+from types import MappingProxyType
+from typing import Any, Protocol, final
 
-if TYPE_CHECKING:
-    from ._registry import Registry
+__all__ = ["LookupMiss", "RegistryNode", "check_registry"]
 
-__all__ = ["LookupMiss"]
+
+class RegistryNode(Protocol):
+    """What is read of a :class:`regtree.Registry` below it: its place in the tree and lookup."""
+
+    @property
+    def name(self) -> str:
+        """What the registry holds."""
+
+    @property
+    def scope(self) -> str:
+        """Its scope in the tree."""
+
+    @property
+    def parent(self) -> RegistryNode | None:
+        """The parent registry, or None for a root."""
+
+    @property
+    def root(self) -> RegistryNode:
+        """The root of the tree."""
+
+    @property
+    def module_dict(self) -> MappingProxyType[str, Callable[..., Any]]:
+        """Its own entries by name."""
+
+    def walk(self) -> Iterable[RegistryNode]:
+        """This registry and its descendants, breadth first."""
+
+    def resolve(
+        self, key: str, default_scope: str | None = None
+    ) -> Callable[..., Any] | LookupMiss:
+        """The object ``key`` names, or the record of the miss."""
+
+
+def check_registry(registry: object) -> None:
+    """Raise TypeError unless ``registry`` is a registry (an object that resolves keys).
+
+    Raises:
+        TypeError: ``registry`` has no ``resolve`` method.
+    """
+    if not callable(getattr(registry, "resolve", None)):
+        raise TypeError(f"registry must be a regtree.Registry, got {registry!r}")
 
 
 @final
@@ -42,12 +88,12 @@ class LookupMiss:
     def __init__(
         self,
         key: str,
-        registry: Registry[Any],
-        reached: Registry[Any],
+        registry: RegistryNode,
+        reached: RegistryNode,
         name: str,
         missing_scope: str | None = None,
         providers: tuple[str, ...] = (),
-        default_registry: Registry[Any] | None = None,
+        default_registry: RegistryNode | None = None,
     ) -> None:
         self.key = key
         self.registry = registry

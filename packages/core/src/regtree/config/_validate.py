@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._miss import LookupMiss
+from .._miss import LookupMiss, RegistryNode, check_registry
 from .._naming import origin, registry_label
-from .._registry import Registry
 from .._scope import check_scope, current_scope, default_scope
 
 if TYPE_CHECKING:  # inspect is imported by a check that needs it: `import regtree` stays light
@@ -118,7 +117,7 @@ def format_path(parts: tuple[str | int, ...], prefix: str = "") -> str:
 
 
 def validate_config(
-    registry: Registry[Any],
+    registry: RegistryNode,
     cfg: object,
     *,
     default_args: Mapping[str, object] | None = None,
@@ -148,8 +147,7 @@ def validate_config(
     Raises:
         TypeError: ``cfg`` is neither a mapping nor a list, or ``default_args`` is not a mapping.
     """
-    if not isinstance(registry, Registry):
-        raise TypeError(f"registry must be a Registry, got {registry!r}")
+    check_registry(registry)
     if default_args is not None and not isinstance(default_args, Mapping):
         raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
     checker = _Checker(registry)
@@ -175,7 +173,7 @@ def validate_config(
 class _Checker:
     """One validation run: the registry, the problems found so far, the containers on the path."""
 
-    def __init__(self, registry: Registry[Any]) -> None:
+    def __init__(self, registry: RegistryNode) -> None:
         self.registry = registry
         self.problems: list[ConfigProblem] = []
         self._open: set[int] = set()  # ids of containers being walked, against cycles
