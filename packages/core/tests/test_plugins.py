@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from regtree import NotRegisteredError, _plugins, default_scope, load_plugins
+from regtree import LookupMiss, NotRegisteredError, _plugins, default_scope, load_plugins
 
-from .conftest import PLUGIN_HOST, PLUGIN_SOURCE, MakeDistribution, PluginHost
+from .conftest import PLUGIN_HOST, PLUGIN_SOURCE, MakeDistribution, PluginHost, Tree
 
 
 def test_a_plugin_scope_is_discovered_lazily_and_imported_once(
@@ -171,3 +171,115 @@ def test_the_catalog_reports_scopes_and_providers(
     assert catalog.load("plug_nobody") is False
     assert catalog.load("plug_info") is True
     assert "loaded=['plug_info']" in repr(catalog)
+
+
+def test_a_failed_plugin_leaves_every_other_scope_answering(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    make_distribution(
+        "regtree-plug-fails",
+        {"plug_fails": "plug_fails", "plug_fine": "plug_fine"},
+        {
+            "plug_fails": "raise ImportError('plug_fails needs libfoo')\n",
+            "plug_fine": PLUGIN_SOURCE,
+        },
+    )
+    with pytest.raises(ImportError, match="plug_fails needs libfoo"):
+        plugin_host.root.get("plug_fails.Thing")
+    assert plugin_host.root.get("plug_fine.Plugged") is sys.modules["plug_fine"].Plugged
+    assert plugin_host.root.get("nowhere.Thing") is None
+    assert plugin_host.root.get("host.Missing") is None
+
+
+# The import system raises its _DeadlockError in a thread whose import would close a cycle of
+# imports between threads; this plugin raises it itself on its first import, after registering.
+_DEADLOCKED_PLUGIN = f"""
+from importlib._bootstrap import _DeadlockError
+
+from {PLUGIN_HOST} import host
+from regtree import Registry
+
+host.imports.append(__name__)
+if len(host.imports) == 1:
+    MODELS = Registry("model", parent=host.root)
+    MODELS.register_module(name="Plugged", module=dict)
+    raise _DeadlockError("deadlock detected by _ModuleLock('plug_cycle')")
+"""
+
+
+def test_an_import_deadlock_in_a_plugin_is_not_remembered_as_a_failure(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    group = "regtree.test_scopes"
+    monkeypatch.setattr(_plugins, "catalog", _plugins.PluginCatalog(group=group))
+    make_distribution(
+        "regtree-plug-cycle",
+        {"plug_cycle": "plug_cycle"},
+        {"plug_cycle": _DEADLOCKED_PLUGIN},
+        group,
+    )
+    # The lookup sees the scope as the interrupted import left it, and raises nothing.
+    assert plugin_host.root.get("plug_cycle.Plugged") is dict
+    assert _plugins.catalog.failed == {}
+    # The scope is not loaded yet: the next load imports the plugin again, and it succeeds.
+    assert load_plugins() == ["plug_cycle"]
+    assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
+    assert load_plugins() == ["plug_cycle"]
+    assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
+
+
+def test_an_interrupted_plugin_import_is_not_remembered_and_runs_again(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    source = PLUGIN_SOURCE.replace(
+        "host.imports.append(__name__)\n",
+        "host.imports.append(__name__)\nif len(host.imports) == 1:\n    raise KeyboardInterrupt\n",
+    )
+    make_distribution("regtree-plug-stop", {"plug_stop": "plug_stop"}, {"plug_stop": source})
+    with pytest.raises(KeyboardInterrupt):
+        plugin_host.root.get("plug_stop.Plugged")
+    assert _plugins.catalog.failed == {}
+    assert plugin_host.root.get("plug_stop.Plugged") is sys.modules["plug_stop"].Plugged
+    assert plugin_host.imports == ["plug_stop", "plug_stop"]
+
+
+def test_loading_a_loaded_scope_again_reports_it_advertised(
+    make_distribution: MakeDistribution, catalog: _plugins.PluginCatalog
+) -> None:
+    make_distribution("regtree-plug-twice", {"plug_twice": "plug_twice"}, {"plug_twice": "X = 1\n"})
+    assert catalog.load("plug_twice") is True
+    del sys.modules["plug_twice"]
+    assert catalog.load("plug_twice") is True
+    assert "plug_twice" not in sys.modules  # loaded once: not imported again
+
+
+def test_the_catalog_repr_says_whether_the_entry_points_were_read(
+    make_distribution: MakeDistribution, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    group = "regtree.test_scopes"
+    catalog = _plugins.PluginCatalog(group=group)
+    make_distribution(
+        "regtree-plug-repr",
+        {"plug_r1": "plug_r1", "plug_r2": "plug_r2"},
+        {"plug_r1": "X = 1\n", "plug_r2": "X = 2\n"},
+        group=group,
+    )
+    assert repr(catalog) == "PluginCatalog(group='regtree.test_scopes', unread, loaded=[])"
+    catalog.load("plug_r2")
+    assert repr(catalog) == (
+        "PluginCatalog(group='regtree.test_scopes', 2 scopes, loaded=['plug_r2'])"
+    )
+
+
+def test_a_key_with_an_empty_scope_reads_no_entry_points(
+    tree: Tree, catalog: _plugins.PluginCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[object] = []
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **params: reads.append(params))
+    assert tree.dog.get(".Dog") is None
+    miss = tree.dog.resolve(".Dog")
+    assert isinstance(miss, LookupMiss)
+    assert (miss.missing_scope, miss.providers) == ("", ())
+    assert reads == []
