@@ -351,18 +351,18 @@ class Registry(Generic[T]):
         while "." in rest:
             if node._locations_pending:  # they may add children
                 node._import_locations()
-            scope, _, after = rest.partition(".")
+            scope, _, rest = rest.partition(".")
             # _registry_for_scope's table, read here without the call while no plugin has
             # failed; a scope not in it (a plugin to load) goes through the method.
-            found_registry = None if _plugins.catalog.failed else node._scopes.get(scope)
-            if found_registry is None:
-                found_registry = node._registry_for_scope(scope)
-            if found_registry is None:
-                if not record:
-                    return None
-                providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
-                return LookupMiss(key, self, node, after, scope, providers)
-            node, rest = found_registry, after
+            found = None if _plugins.catalog.failed else node._scopes.get(scope)
+            if found is None:
+                found = node._registry_for_scope(scope)
+                if found is None:
+                    if not record:
+                        return None
+                    providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
+                    return LookupMiss(key, self, node, rest, scope, providers)
+            node = found
         for owner in node._lineage:
             if owner._locations_pending:
                 owner._import_locations()
