@@ -283,3 +283,21 @@ def test_a_key_with_an_empty_scope_reads_no_entry_points(
     assert isinstance(miss, LookupMiss)
     assert (miss.missing_scope, miss.providers) == ("", ())
     assert reads == []
+
+
+def test_an_entry_point_without_a_distribution_is_named_as_unknown(
+    catalog: _plugins.PluginCatalog, plugin_host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Entry points made by hand (a test harness, a custom finder) belong to no distribution.
+    entry = importlib.metadata.EntryPoint(
+        name="plug_anon", value="plug_anon_not_installed", group=_plugins.ENTRY_POINT_GROUP
+    )
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **params: [entry])
+    assert catalog.providers("plug_anon") == ["<unknown distribution>"]
+    with pytest.raises(ModuleNotFoundError, match="plug_anon_not_installed") as caught:
+        plugin_host.root.get("plug_anon.Thing")
+    assert caught.value.__notes__ == [
+        "regtree: while importing plugin module 'plug_anon_not_installed' for scope "
+        "'plug_anon', advertised by distribution '<unknown distribution>' (entry point group "
+        "'regtree.scopes')"
+    ]
