@@ -165,7 +165,7 @@ class PluginCatalog:
             finally:
                 with self._lock:
                     del self._waiting[me]
-        self.raise_failure(scope)
+        return self.raise_failure(scope)  # NoReturn: it raises the ImportError
 
     def _waits_on(self, thread: int, me: int) -> bool:
         """Tell whether ``thread`` is waiting, through plugin imports, for thread ``me``.
@@ -248,8 +248,8 @@ def _is_import_deadlock(exc: BaseException) -> bool:
 
 
 def _distribution_name(entry: EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    name = getattr(dist, "name", None)
+    # An entry point made by hand has no distribution; metadata without a Name gives None.
+    name = None if entry.dist is None else entry.dist.name
     return name if isinstance(name, str) else "<unknown distribution>"
 
 
