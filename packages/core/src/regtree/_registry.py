@@ -354,15 +354,15 @@ class Registry(Generic[T]):
             scope, _, rest = rest.partition(".")
             # _registry_for_scope's table, read here without the call while no plugin has
             # failed; a scope not in it (a plugin to load) goes through the method.
-            found = None if _plugins.catalog.failed else node._scopes.get(scope)
-            if found is None:
-                found = node._registry_for_scope(scope)
-                if found is None:
+            next_node = None if _plugins.catalog.failed else node._scopes.get(scope)
+            if next_node is None:
+                next_node = node._registry_for_scope(scope)
+                if next_node is None:
                     if not record:
                         return None
                     providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
                     return LookupMiss(key, self, node, rest, scope, providers)
-            node = found
+            node = next_node
         for owner in node._lineage:
             if owner._locations_pending:
                 owner._import_locations()

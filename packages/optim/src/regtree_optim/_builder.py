@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from torch import nn
 from torch.optim import Optimizer
 
-from ._registries import OPTIMIZER_BUILDERS
+from ._registries import OPTIMIZER_BUILDERS, split_optimizer_config
 
 __all__ = ["build_optimizer", "build_optimizer_constructor", "constructor_from_config"]
 
@@ -59,9 +58,7 @@ def constructor_from_config(cfg: Mapping[str, Any]) -> tuple[Any, Callable[[nn.M
     Returns:
         The constructor's ``type`` and the constructor.
     """
-    optimizer_cfg = copy.deepcopy(dict(cfg))
-    constructor_type = optimizer_cfg.pop("constructor", "DefaultOptimizerConstructor")
-    paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
+    constructor_type, optimizer_cfg, paramwise_cfg = split_optimizer_config(cfg)
     constructor = build_optimizer_constructor(
         {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
     )

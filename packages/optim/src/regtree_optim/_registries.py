@@ -1,29 +1,98 @@
 """The two root registries of the optim scope, their filling from ``torch.optim``, and lookup.
 
-``ZeroRedundancyOptimizer`` registers itself in ``_zero``, which builds on this module.
+``ZeroRedundancyOptimizer`` registers itself in ``_zero``, which builds on this module. An
+optimizer config is split here, as ``build_optimizer`` reads it, for building and validating.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import torch
 from torch.optim import Optimizer
 
 from regtree import NotRegisteredError, Registry
+from regtree.config import ConfigProblem, validate_config
 
 from ._names import closest_names
 
 __all__ = [
     "OPTIMIZERS",
     "OPTIMIZER_BUILDERS",
+    "OptimizerRegistry",
     "register_torch_optimizers",
     "resolve_optimizer_type",
+    "split_optimizer_config",
 ]
 
-OPTIMIZERS: Final[Registry[Optimizer]] = Registry("optimizer", scope="regtree_optim")
+DEFAULT_CONSTRUCTOR = "DefaultOptimizerConstructor"
+
+
+def split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
+    """Split an mmcv-style optimizer config as ``build_optimizer`` reads it.
+
+    Returns:
+        The constructor's ``type`` (default ``'DefaultOptimizerConstructor'``), the optimizer
+        config (a deep copy of ``cfg`` without ``constructor`` and ``paramwise_cfg``) and the
+        ``paramwise_cfg`` (None where not given).
+    """
+    optimizer_cfg = copy.deepcopy(dict(cfg))
+    constructor_type = optimizer_cfg.pop("constructor", DEFAULT_CONSTRUCTOR)
+    paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
+    return constructor_type, optimizer_cfg, paramwise_cfg
+
+
+class OptimizerRegistry(Registry[Optimizer]):
+    """The registry of optimizers; :meth:`validate` reads a config as ``build_optimizer`` does."""
+
+    def validate(self, cfg: Mapping[str, Any] | list[Any]) -> list[Any]:
+        """Return every problem in an optimizer config, without building an optimizer.
+
+        ``constructor`` and ``paramwise_cfg`` are not the optimizer's keywords, and no config
+        gives ``params``: the model's parameters reach the optimizer, and a sub-optimizer's (a
+        RoutedOptimizer's ``optimizers``) come from the optimizer around it. The rest is checked
+        as any config (``regtree.config``); then the constructor is created from the whole
+        config, which checks ``paramwise_cfg`` as a build would (SPEC 3.1). Nothing is built for
+        a model.
+
+        Args:
+            cfg: An optimizer config such as ``dict(type='SGD', lr=0.1, paramwise_cfg=...)``.
+
+        Returns:
+            The problems, as ``regtree.config.ConfigProblem`` objects; empty when sound.
+        """
+        if not isinstance(cfg, Mapping):
+            return super().validate(cfg)
+        constructor_type, optimizer_cfg, paramwise_cfg = split_optimizer_config(cfg)
+        problems: list[Any] = [
+            problem
+            for problem in validate_config(self, optimizer_cfg)
+            if not (problem.kind == "missing-keyword" and problem.parts[-1:] == ("params",))
+        ]
+        if problems:
+            return problems
+        where: tuple[str, ...] = () if paramwise_cfg is None else ("paramwise_cfg",)
+        try:
+            OPTIMIZER_BUILDERS.build(
+                {
+                    "type": constructor_type,
+                    "optimizer_cfg": optimizer_cfg,
+                    "paramwise_cfg": paramwise_cfg,
+                }
+            )
+        except NotRegisteredError as error:
+            problems.append(ConfigProblem(("constructor",), "unknown-type", str(error)))
+        except TypeError as error:
+            problems.append(ConfigProblem(where, "wrong-type", str(error)))
+        except ValueError as error:
+            problems.append(ConfigProblem(where, "invalid-value", str(error)))
+        return problems
+
+
+OPTIMIZERS: Final[Registry[Optimizer]] = OptimizerRegistry("optimizer", scope="regtree_optim")
 OPTIMIZER_BUILDERS: Final[Registry[Any]] = Registry("optimizer builder", scope="regtree_optim")
 
 

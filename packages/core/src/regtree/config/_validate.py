@@ -29,6 +29,7 @@ PROBLEM_KINDS: tuple[str, ...] = (
     "unknown-keyword",
     "missing-keyword",
     "wrong-type",
+    "invalid-value",  # a value the builder refuses (regtree_optim: a bad paramwise_cfg)
 )
 
 # Keys that build_from_cfg consumes itself and never passes on.
