@@ -84,6 +84,8 @@ class RuleStage:
     ) -> None:
         self.composition = composition
         self.selector = RuleSelector(composition.rules) if composition.rules else None
+        # Whether refine() needs the parameter's true ndim (an ndim selector); else any value.
+        self.reads_ndim = any(rule.ndim is not None for rule in composition.rules)
         self.depths = (
             LayerDepths(composition.layer_decay, model)
             if composition.layer_decay is not None

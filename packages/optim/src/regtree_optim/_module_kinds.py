@@ -191,6 +191,8 @@ def inner_module(module: nn.Module) -> nn.Module:
     Used for every module of the walk, so a child wrapped in place (``checkpoint_wrapper`` on a
     block, FSDP1 on a layer) is named as the unwrapped block; one dict lookup per module.
     """
+    if _inner_attr_cache.get(type(module), "") is None:
+        return module  # most modules: a type known to wrap nothing, one lookup
     while True:
         cls = type(module)
         if cls in _inner_attr_cache:
