@@ -21,6 +21,7 @@ from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import inner_module, module_kind
 from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
+from ._rules import SelectionTable
 from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
 
 __all__ = [
@@ -366,7 +367,7 @@ class GroupPlanner:
             start = len(seen)  # entries from here on were met in this module
             # Read at the module's first new parameter: a shared module met again has none.
             decisions: tuple[Decision, ...] | None = None
-            facts = -1
+            table: SelectionTable | None = None
             for name, param in own.items():
                 if param is None:
                     continue
@@ -383,7 +384,7 @@ class GroupPlanner:
                 if decisions is None:
                     decisions = decider.module_decisions(module, prefix, in_dcn)
                     if stage is not None:
-                        facts = stage.module_facts(module)
+                        table = stage.module_table(module)
                 # is_fsdp_flattened(param) without the call: 0.4 ms of 10,000 tensors.
                 if getattr(param, FSDP_FLATTENED, False) is True:
                     decision = self._fsdp_decision(module, prefix, in_dcn, name, param, full_name)
@@ -393,7 +394,7 @@ class GroupPlanner:
                     match_name = full_name if prefix else f".{name}"
                     decision = decide(name, param, match_name, decisions, ndim)
                     if stage is not None:
-                        decision = stage.refine(decision, facts, name, param, full_name, ndim)
+                        decision = stage.refine(decision, table, name, param, full_name, ndim)
                 index = add(full_name, param, decision)
                 if placements is not None:
                     placements.append(
@@ -428,8 +429,8 @@ class GroupPlanner:
         match_name = full_name if prefix else f".{name}"
         decision = self.decider.decide(name, param, match_name, decisions, ndim)
         if self.stage is not None:
-            facts = self.stage.module_facts(module)
-            decision = self.stage.refine(decision, facts, name, param, full_name, ndim)
+            table = self.stage.module_table(module)
+            decision = self.stage.refine(decision, table, name, param, full_name, ndim)
         return decision
 
     def _original_shapes(self) -> Mapping[int, torch.Size]:
@@ -456,8 +457,8 @@ class GroupPlanner:
                 original.name, flat, f"{path}.{original.name}", decisions, ndim
             )
             if stage is not None:
-                facts = stage.module_facts(original.module)
-                decision = stage.refine(decision, facts, original.name, flat, name, ndim)
+                table = stage.module_table(original.module)
+                decision = stage.refine(decision, table, original.name, flat, name, ndim)
             if first is None:
                 first = (name, decision)
             elif decision.key != first[1].key:
