@@ -15,15 +15,8 @@ from torch.optim import Optimizer
 from regtree import NotRegisteredError
 
 from ._explain import Explanation, ParamRow
-from ._grouping import (
-    GroupPlan,
-    GroupPlanner,
-    Placement,
-    module_children,
-    plan_groups,
-    single_group,
-)
-from ._module_kinds import module_kind, unwrap_model
+from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
+from ._module_kinds import module_children, module_kind, unwrap_model
 from ._names import callable_name
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
@@ -383,13 +376,8 @@ def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, An
     # 1.2 s to add against 40 ms for one group. Where the optimizer keeps no per-group state of
     # its own (_splits_safely), it is built on one group holding every parameter (so torch checks
     # them all) and then given the groups, each completed with the optimizer's defaults as
-    # add_param_group completes it.
-    optimizer_cfg["params"] = [
-        {
-            "params": [param for group in groups for param in group["params"]],
-            "param_names": [name for group in groups for name in group["param_names"]],
-        }
-    ]
+    # add_param_group completes it. That group is replaced, so it goes without param_names.
+    optimizer_cfg["params"] = [{"params": [param for group in groups for param in group["params"]]}]
     optimizer: Optimizer = OPTIMIZERS.build(optimizer_cfg)
     defaults = optimizer.defaults
     for group in groups:

@@ -285,8 +285,10 @@ class LayerDepths:
             self._by_capture: list[dict[str | None, LayerScale]] = [
                 {} for _ in range(len(depth) + 1)
             ]
+            # The bound match: no attribute lookup per name.
             self._grouped = [
-                (index, pattern, pattern.groups > 0) for index, (pattern, _) in enumerate(depth)
+                (index, pattern.match, pattern.groups > 0)
+                for index, (pattern, _) in enumerate(depth)
             ]
             self.scale = self._regex_scale
 
@@ -328,8 +330,8 @@ class LayerDepths:
         return self._num_layers - 1, self._num_layers
 
     def _regex_scale(self, name: str) -> LayerScale:
-        for index, pattern, grouped in self._grouped:
-            found = pattern.match(name)
+        for index, match, grouped in self._grouped:
+            found = match(name)
             if found is not None:
                 by_capture = self._by_capture[index]
                 captured = found.group(1) if grouped else None

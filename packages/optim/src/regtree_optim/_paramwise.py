@@ -90,7 +90,8 @@ def settings_key(settings: Mapping[str, Any], baseline: Mapping[str, Any]) -> Ha
         if name in baseline and _same(_hashable(baseline[name]), hashed):
             continue
         key.append((name, hashed))
-    return tuple(sorted(key, key=lambda item: item[0]))
+    # Names are unique, so sorting the pairs compares names only (and needs no key function).
+    return tuple(sorted(key))
 
 
 def _same(a: object, b: object) -> bool:

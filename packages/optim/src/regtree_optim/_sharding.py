@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 __all__ = [
+    "FSDP_FLATTENED",
     "FlatOriginal",
     "flat_originals",
     "flat_parameters",
@@ -28,6 +29,8 @@ __all__ = [
 ]
 
 _FSDP1_MODULE: Final = "torch.distributed.fsdp.fully_sharded_data_parallel"
+# The attribute FSDP1 sets to True on a flat parameter and on each original one it holds.
+FSDP_FLATTENED: Final = "_fsdp_flattened"
 
 
 def _fsdp1_type() -> type | None:
@@ -116,7 +119,7 @@ def is_fsdp_flattened(param: torch.Tensor) -> bool:
     FSDP1 marks both (``_fsdp_flattened``), so one attribute read per parameter tells a walk
     whether it needs :func:`original_shapes` at all.
     """
-    return getattr(param, "_fsdp_flattened", False) is True
+    return getattr(param, FSDP_FLATTENED, False) is True
 
 
 def flat_originals(flat: torch.Tensor) -> list[FlatOriginal]:

@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
-from ._files import read_bytes, read_tree
+from ._files import file_format, read_bytes, read_tree
 from ._scalars import BASE_REFERENCE
 from ._tree import (
     Items,
@@ -20,7 +20,8 @@ from ._tree import (
 )
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from collections.abc import Iterable
+    from typing import Any, TypeAlias
 
     from ._tree import Node
 
@@ -93,8 +94,11 @@ def _compose_anew(filename: str, data: bytes, chain: tuple[str, ...]) -> tuple[T
     tree = read_tree(filename, data)
     fingerprint: Fingerprint = ((filename, data),)
     base_node = tree.pop(BASE_KEY, None)
+    replacing: set[int] = set()
+    prepare = _may_hold_markers(filename, data)
     if base_node is None:
-        _strip_delete(filename, tree)  # and refuse a reference: there is nothing to take it from
+        if prepare:
+            _prepare(filename, tree, None, replacing)  # a reference is refused: no bases
         return tree, fingerprint
     merged = Table(tree.origin)
     owners: dict[str, str] = {}
@@ -124,8 +128,22 @@ def _compose_anew(filename: str, data: bytes, chain: tuple[str, ...]) -> tuple[T
                 )
             owners[key] = path
             merged[key] = value
-    _substitute(filename, tree, merged)
-    return _merge(filename, merged, tree), fingerprint
+    if prepare:
+        _prepare(filename, tree, merged, replacing)
+    return _merge(merged, tree, replacing), fingerprint
+
+
+def _may_hold_markers(filename: str, data: bytes) -> bool:
+    """Whether a file's tree may hold a ``_delete_`` key or a ``{{`` string, for `_prepare`.
+
+    In JSON, TOML and YAML neither can be written without its characters appearing in the
+    file, or a backslash (an escape). A Python config is always prepared: it computes strings.
+    Measured, the config benchmark's four YAML files are composed in 512 us instead of 528 us
+    without walking trees that hold neither (TOML: 854 us instead of 871 us).
+    """
+    return (
+        b"_delete_" in data or b"{{" in data or b"\\" in data or file_format(filename) == "Python"
+    )
 
 
 def _base_names(filename: str, node: Node) -> list[tuple[str, str]]:
@@ -144,21 +162,50 @@ def _base_names(filename: str, node: Node) -> list[tuple[str, str]]:
     return names
 
 
-def _merge(filename: str, base: Table, child: Table) -> Table:
-    """Merge ``child`` into ``base`` (in place) and return it."""
-    if _pop_delete(filename, child):
-        _strip_delete(filename, child)
+def _merge(base: Table, child: Table, replacing: set[int]) -> Table:
+    """Merge ``child`` into ``base`` (in place) and return it.
+
+    A mapping of ``replacing`` (by id: one that said ``_delete_: true``) replaces the base's.
+    """
+    if id(child) in replacing:
         return child
     for key, value in child.items():
         current = base.get(key)
         if isinstance(value, Table) and isinstance(current, Table):
             copied = Table(current.origin)  # a base's mapping is shared: merge into a copy
             copied.update(current)
-            base[key] = _merge(filename, copied, value)
+            base[key] = _merge(copied, value, replacing)
         else:
-            _strip_delete(filename, value)
             base[key] = value
     return base
+
+
+def _prepare(filename: str, node: Table | Items, bases: Table | None, replacing: set[int]) -> None:
+    """Make a file's tree ready to merge, in one pass (each node is visited once).
+
+    Every ``_delete_`` below ``node`` is removed, the ids of the mappings where it was true
+    added to ``replacing``; every ``{{_base_.a.b}}`` is replaced by a copy of that value of
+    ``bases``, or refused where there are no bases (None) or it is part of a longer string.
+    The first problem in the order of the tree is the one raised.
+    """
+    # One pass, not a walk for references and another for `_delete_`: measured, composing the
+    # config benchmark's four files (already read) takes 65 us instead of 100 us.
+    if isinstance(node, Table):
+        if DELETE_KEY in node and _pop_delete(filename, node):
+            replacing.add(id(node))
+        children: Iterable[tuple[Any, Node]] = node.items()
+    else:
+        children = enumerate(node)
+    for key, child in children:  # replacing a value in place keeps the iteration valid
+        if not isinstance(child, Leaf):
+            _prepare(filename, child, bases, replacing)
+        elif isinstance(child.value, str) and "{{" in child.value:
+            found = BASE_REFERENCE.fullmatch(child.value.strip())
+            if found is None or bases is None:
+                _check_no_reference(filename, child)
+                continue
+            value = _lookup(filename, bases, found.group(1), child.origin)
+            node[key] = copy_tree(value, child.origin)
 
 
 def _pop_delete(filename: str, table: Table) -> bool:
@@ -174,35 +221,6 @@ def _pop_delete(filename: str, table: Table) -> bool:
             _line(flag.origin),
         )
     return flag.value
-
-
-def _strip_delete(filename: str, node: Node) -> None:
-    """Remove every ``_delete_`` below ``node`` (nothing is under it) and refuse references."""
-    if isinstance(node, Table):
-        if DELETE_KEY in node:
-            _pop_delete(filename, node)
-        for child in node.values():
-            _strip_delete(filename, child)
-    elif isinstance(node, Items):
-        for child in node:
-            _strip_delete(filename, child)
-    elif isinstance(node.value, str) and "{{" in node.value:
-        _check_no_reference(filename, node)
-
-
-def _substitute(filename: str, node: Table | Items, bases: Table) -> None:
-    """Replace every ``{{_base_.a.b}}`` value below ``node`` by a copy of that value."""
-    children = node.items() if isinstance(node, Table) else enumerate(node)
-    for key, child in list(children):
-        if isinstance(child, Table | Items):
-            _substitute(filename, child, bases)
-        elif isinstance(child, Leaf) and isinstance(child.value, str) and "{{" in child.value:
-            found = BASE_REFERENCE.fullmatch(child.value.strip())
-            if found is None:
-                _check_no_reference(filename, child)
-                continue
-            value = _lookup(filename, bases, found.group(1), child.origin)
-            node[key] = copy_tree(value, child.origin)  # type: ignore[index, call-overload]
 
 
 def _lookup(filename: str, bases: Table, dotted: str, origin: str) -> Node:
@@ -221,12 +239,8 @@ def _lookup(filename: str, bases: Table, dotted: str, origin: str) -> Node:
     )
 
 
-def _check_no_reference(filename: str, node: Node) -> None:
+def _check_no_reference(filename: str, node: Leaf) -> None:
     """Refuse a ``{{_base_...}}`` that cannot be replaced: no bases, or inside a longer string."""
-    if isinstance(node, Table | Items):
-        for child in node.values() if isinstance(node, Table) else node:
-            _check_no_reference(filename, child)
-        return
     if isinstance(node.value, str) and BASE_REFERENCE.search(node.value):
         whole = BASE_REFERENCE.fullmatch(node.value.strip()) is not None
         problem = (

@@ -108,10 +108,9 @@ def _parse(text: str) -> tuple[str, list[str], object]:
     """Split an override into its operator (``''``, ``'+'``, ``'++'``, ``'~'``), path and value."""
     operator = ""
     body = text
-    for prefix in ("++", "+", "~"):
-        if text.startswith(prefix):
-            operator, body = prefix, text[len(prefix) :]
-            break
+    if text[:1] in ("+", "~"):  # one test for the usual override, which has no prefix
+        operator = "++" if text.startswith("++") else text[0]
+        body = text[len(operator) :]
     path, equals, value_text = body.partition("=")
     if not equals and operator != "~":
         raise PathProblem(f"no '=' in it; {_GRAMMAR}")

