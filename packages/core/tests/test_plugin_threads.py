@@ -331,16 +331,22 @@ class Thing:
 """
 
 
-def _looking_plugins(make_distribution: MakeDistribution, host: PluginHost, a: str, b: str) -> None:
+def _looking(mine: str, other: str) -> str:
+    return _LOOKING_PLUGIN.replace("MINE", mine).replace("OTHER", other)
+
+
+def _looking_plugins(
+    make_distribution: MakeDistribution,
+    host: PluginHost,
+    a: str,
+    b: str,
+    b_files: dict[str, str] | None = None,
+    b_entry: str | None = None,
+) -> None:
+    """Install plugins ``a`` and ``b`` (its code in ``b_files``, its entry point ``b_entry``)."""
     _events(host, *[f"{name} {step}" for name in (a, b) for step in ("started", "may look up")])
-    make_distribution(
-        f"{a}-dist",
-        {a: a, b: b},
-        {
-            name: _LOOKING_PLUGIN.replace("MINE", name).replace("OTHER", other)
-            for name, other in ((a, b), (b, a))
-        },
-    )
+    files = {a: _looking(a, b), **(b_files or {b: _looking(b, a)})}
+    make_distribution(f"{a}-dist", {a: a, b: b_entry or b}, files)
 
 
 def _saw(module: str) -> str:
@@ -348,40 +354,46 @@ def _saw(module: str) -> str:
     return "None" if found is None else f"found in {found.__module__}"
 
 
+def _look_up_beside_a_plain_import(
+    host: PluginHost, catalog: _plugins.PluginCatalog, a: str, b: str, imported: str
+) -> dict[str, str]:
+    """Thread 1 looks ``a.Thing`` up; thread 2 imports ``imported`` (plugin b's code) itself.
+
+    Thread 2 asks for scope ``a`` and waits for thread 1 before plugin ``a`` asks for ``b``.
+    """
+    events = host.events
+    events[f"{b} may look up"].set()
+    outcomes: dict[str, str] = {}
+    lookup = _start(_look_up(host, f"{a}.Thing", outcomes, "lookup"))
+    assert events[f"{a} started"].wait(LIMIT), f"thread 1 never started importing plugin {a}"
+
+    def plain_import() -> None:
+        outcomes["import"] = importlib.import_module(imported).__name__
+
+    importer = _start(plain_import)
+    try:
+        _wait_until(lambda: importer.ident in catalog._waiting, f"thread 2 waits for plugin {a}")
+    finally:
+        events[f"{a} may look up"].set()
+    _join(lookup, importer)
+    return outcomes
+
+
 def test_a_lookup_that_would_close_a_cycle_with_a_plain_import_sees_the_scope_as_it_is(
     make_distribution: MakeDistribution,
     plugin_host: PluginHost,
     catalog: _plugins.PluginCatalog,
 ) -> None:
-    # Thread 1 imports plugin a through a lookup; thread 2 imports plugin b itself. Thread 2 asks
-    # for scope a first and waits; then a asks for b and the import system makes thread 1 wait
-    # for thread 2, which runs b: thread 2 must stop waiting and see scope a without a registry.
+    # Thread 2 imports plugin b itself and waits for scope a; then a asks for b and the import
+    # system makes thread 1 wait for thread 2, which runs b: thread 2 must stop waiting and see
+    # scope a without a registry.
     _looking_plugins(make_distribution, plugin_host, "pt_in_a", "pt_in_b")
-    events = plugin_host.events
-    events["pt_in_b may look up"].set()
-    outcomes: dict[str, str] = {}
-    lookup = _start(_look_up(plugin_host, "pt_in_a.Thing", outcomes, "lookup"))
-    assert events["pt_in_a started"].wait(LIMIT), "thread 1 never started importing plugin a"
-
-    def plain_import() -> None:
-        outcomes["import"] = importlib.import_module("pt_in_b").__name__
-
-    importer = _start(plain_import)
-    try:
-        _wait_until(lambda: importer.ident in catalog._waiting, "thread 2 waits for plugin a")
-    finally:
-        events["pt_in_a may look up"].set()
-    _join(lookup, importer)
-
+    outcomes = _look_up_beside_a_plain_import(plugin_host, catalog, "pt_in_a", "pt_in_b", "pt_in_b")
     assert outcomes == {"lookup": "found in pt_in_a", "import": "pt_in_b"}
     assert (_saw("pt_in_a"), _saw("pt_in_b")) == ("found in pt_in_b", "None")
     assert catalog.failed == {}  # a cycle between threads is nobody's failure
-    assert [
-        plugin_host.root.get(f"{scope}.Thing").__module__ for scope in ("pt_in_a", "pt_in_b")
-    ] == [
-        "pt_in_a",
-        "pt_in_b",
-    ]
+    found = [plugin_host.root.get(f"{scope}.Thing") for scope in ("pt_in_a", "pt_in_b")]
+    assert [thing.__module__ for thing in found] == ["pt_in_a", "pt_in_b"]
 
 
 def test_a_plugin_module_in_a_package_another_thread_imports_never_waits_for_the_package(
@@ -397,38 +409,17 @@ def test_a_plugin_module_in_a_package_another_thread_imports_never_waits_for_the
     # ends when thread 1 is done. So only a module itself, never a package above it, can close a
     # cycle between threads.
     (module_dir / "pt_in_pkg" / "sub").mkdir(parents=True)
-    names = [
-        f"{name} {step}" for name in ("pt_in_e", "pt_in_pkg") for step in ("started", "may look up")
-    ]
-    _events(plugin_host, *names)
-    make_distribution(
-        "pt-in-pkg-dist",
-        {"pt_in_e": "pt_in_e", "pt_in_pkg": "pt_in_pkg.sub.plugin"},
-        {
-            "pt_in_e": _LOOKING_PLUGIN.replace("MINE", "pt_in_e").replace("OTHER", "pt_in_pkg"),
-            "pt_in_pkg/__init__": "",
-            "pt_in_pkg/sub/__init__": _LOOKING_PLUGIN.replace("MINE", "pt_in_pkg").replace(
-                "OTHER", "pt_in_e"
-            ),
-            "pt_in_pkg/sub/plugin": "",
-        },
+    package = {
+        "pt_in_pkg/__init__": "",
+        "pt_in_pkg/sub/__init__": _looking("pt_in_pkg", "pt_in_e"),
+        "pt_in_pkg/sub/plugin": "",
+    }
+    _looking_plugins(
+        make_distribution, plugin_host, "pt_in_e", "pt_in_pkg", package, "pt_in_pkg.sub.plugin"
     )
-    events = plugin_host.events
-    events["pt_in_pkg may look up"].set()
-    outcomes: dict[str, str] = {}
-    lookup = _start(_look_up(plugin_host, "pt_in_e.Thing", outcomes, "lookup"))
-    assert events["pt_in_e started"].wait(LIMIT), "thread 1 never started importing plugin e"
-
-    def plain_import() -> None:
-        outcomes["import"] = importlib.import_module("pt_in_pkg.sub").__name__
-
-    importer = _start(plain_import)
-    try:
-        _wait_until(lambda: importer.ident in catalog._waiting, "thread 2 waits for plugin e")
-    finally:
-        events["pt_in_e may look up"].set()
-    _join(lookup, importer)
-
+    outcomes = _look_up_beside_a_plain_import(
+        plugin_host, catalog, "pt_in_e", "pt_in_pkg", "pt_in_pkg.sub"
+    )
     assert outcomes == {"lookup": "found in pt_in_e", "import": "pt_in_pkg.sub"}
     assert (_saw("pt_in_e"), _saw("pt_in_pkg.sub")) == ("None", "found in pt_in_e")
     assert catalog.failed == {}

@@ -140,19 +140,29 @@ def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(
         plugin_host.root.build({"type": "plug_empty.X"})
 
 
+# An entry-point group of its own, for the tests that load every advertised scope: the packages
+# installed beside regtree are not imported there.
+OWN_GROUP = "regtree.test_scopes"
+
+
+@pytest.fixture
+def own_catalog(monkeypatch: pytest.MonkeyPatch) -> _plugins.PluginCatalog:
+    """A fresh catalog of the group OWN_GROUP in place of the process's."""
+    fresh = _plugins.PluginCatalog(group=OWN_GROUP)
+    monkeypatch.setattr(_plugins, "catalog", fresh)
+    return fresh
+
+
 def test_load_plugins_imports_every_advertised_scope_and_returns_their_names(
     make_distribution: MakeDistribution,
     plugin_host: PluginHost,
-    monkeypatch: pytest.MonkeyPatch,
+    own_catalog: _plugins.PluginCatalog,
 ) -> None:
-    # A group of its own, so the packages installed beside regtree are not imported here.
-    group = "regtree.test_scopes"
-    monkeypatch.setattr(_plugins, "catalog", _plugins.PluginCatalog(group=group))
     make_distribution(
         "regtree-plug-pair",
         {"plug_one": "plug_one", "plug_two": "plug_two"},
         {"plug_one": PLUGIN_SOURCE, "plug_two": PLUGIN_SOURCE},
-        group=group,
+        group=OWN_GROUP,
     )
     assert load_plugins() == ["plug_one", "plug_two"]
     assert sorted(plugin_host.imports) == ["plug_one", "plug_two"]
@@ -210,19 +220,17 @@ if len(host.imports) == 1:
 def test_an_import_deadlock_in_a_plugin_is_not_remembered_as_a_failure(
     make_distribution: MakeDistribution,
     plugin_host: PluginHost,
-    monkeypatch: pytest.MonkeyPatch,
+    own_catalog: _plugins.PluginCatalog,
 ) -> None:
-    group = "regtree.test_scopes"
-    monkeypatch.setattr(_plugins, "catalog", _plugins.PluginCatalog(group=group))
     make_distribution(
         "regtree-plug-cycle",
         {"plug_cycle": "plug_cycle"},
         {"plug_cycle": _DEADLOCKED_PLUGIN},
-        group,
+        OWN_GROUP,
     )
     # The lookup sees the scope as the interrupted import left it, and raises nothing.
     assert plugin_host.root.get("plug_cycle.Plugged") is dict
-    assert _plugins.catalog.failed == {}
+    assert own_catalog.failed == {}
     # The scope is not loaded yet: the next load imports the plugin again, and it succeeds.
     assert load_plugins() == ["plug_cycle"]
     assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
@@ -256,15 +264,14 @@ def test_loading_a_loaded_scope_again_reports_it_advertised(
 
 
 def test_the_catalog_repr_says_whether_the_entry_points_were_read(
-    make_distribution: MakeDistribution, monkeypatch: pytest.MonkeyPatch
+    make_distribution: MakeDistribution, own_catalog: _plugins.PluginCatalog
 ) -> None:
-    group = "regtree.test_scopes"
-    catalog = _plugins.PluginCatalog(group=group)
+    catalog = own_catalog
     make_distribution(
         "regtree-plug-repr",
         {"plug_r1": "plug_r1", "plug_r2": "plug_r2"},
         {"plug_r1": "X = 1\n", "plug_r2": "X = 2\n"},
-        group=group,
+        group=OWN_GROUP,
     )
     assert repr(catalog) == "PluginCatalog(group='regtree.test_scopes', unread, loaded=[])"
     catalog.load("plug_r2")
