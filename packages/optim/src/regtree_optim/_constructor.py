@@ -15,15 +15,8 @@ from torch.optim import Optimizer
 from regtree import NotRegisteredError
 
 from ._explain import Explanation, ParamRow
-from ._grouping import (
-    GroupPlan,
-    GroupPlanner,
-    Placement,
-    module_children,
-    plan_groups,
-    single_group,
-)
-from ._module_kinds import module_kind, unwrap_model
+from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
+from ._module_kinds import module_children, module_kind, unwrap_model
 from ._names import callable_name
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
