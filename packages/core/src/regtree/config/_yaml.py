@@ -217,10 +217,10 @@ class _Composer:
     def key(self, node: Any) -> str:
         key: object
         tag = node.tag if type(node) is self.scalar_node else None
-        if tag == _STR:
-            key = node.value
-        elif tag == _PLAIN:
+        if tag == _PLAIN:
             key = resolve_plain(node.value)
+        elif tag == _STR:
+            key = node.value
         else:
             key = self.loader.construct_object(node, deep=True)
         if not isinstance(key, str):
