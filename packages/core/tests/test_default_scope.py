@@ -204,7 +204,7 @@ def test_a_build_under_a_default_scope_of_the_tree_reads_no_entry_points(
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **params: reads.append(params))
     with default_scope("cat"):
         assert type(tree.root.build({"type": "Cat"})).__name__ == "Cat"  # found there
-        assert type(tree.root.build({"type": "Animal"})).__name__ == "Animal"  # found here
+        assert type(tree.dog.build({"type": "Dog"})).__name__ == "Dog"  # not there: found here
     assert reads == []
 
 
