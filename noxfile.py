@@ -250,7 +250,14 @@ def mutate(session: nox.Session) -> None:
     run. Prints the surviving mutants at the end; ``mutmut show NAME`` (in packages/core) shows one.
     """
     session.install(
-        "-c", CONSTRAINTS, "-e", str(ROOT / "packages/core"), *TEST_TOOLS, "pyyaml", "torch"
+        "-c",
+        CONSTRAINTS,
+        "-e",
+        str(ROOT / "packages/core"),
+        *TEST_TOOLS,
+        "pyyaml",
+        "torch",
+        *TORCH_EXTRAS,
     )
     session.install("mutmut>=3.8,<4")
     with session.chdir(ROOT / "packages/core"):

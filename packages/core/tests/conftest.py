@@ -11,9 +11,10 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,8 @@ class PluginHost:
 
     root: Registry[Any]
     imports: list[str]
+    #: Events that plugin modules and their test use to order threads (made by the test first).
+    events: dict[str, threading.Event] = field(default_factory=dict)
 
 
 @pytest.fixture

@@ -192,6 +192,24 @@ def test_a_registry_subclass_with_its_own_get_is_honoured() -> None:
     assert isinstance(build_from_cfg({"type": "POINT"}, registry), Point)
 
 
+def test_a_registry_subclass_is_asked_only_for_what_the_tree_lacks() -> None:
+    asked: list[str] = []
+
+    class Fallback(Registry[Any]):
+        def get(self, key: str) -> Any:
+            asked.append(key)
+            found = super().get(key)
+            return found if found is not None else Point
+
+    parent: Registry[Any] = Registry("shape", scope="fallback_root")
+    parent.register_module(name="Inherited", module=dict)
+    registry = Fallback("shape", parent=parent, scope="fallback")
+    assert build_from_cfg({"type": "Inherited"}, registry) == {}
+    assert asked == []
+    assert isinstance(build_from_cfg({"type": "Elsewhere"}, registry), Point)
+    assert asked == ["Elsewhere"]
+
+
 def test_nested_builds_resolve_in_the_same_registry(shapes: Registry[Any]) -> None:
     @shapes.register_module()
     class Holder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import threading
 from typing import Any
 
@@ -194,6 +195,17 @@ def test_build_resolves_through_the_default_scope_first(tree: Tree) -> None:
         # Lookups by get() are not affected.
         assert tree.root.get("Shared").registry is tree.root  # type: ignore[union-attr]
     assert tree.root.build({"type": "Shared"}).registry is tree.root
+
+
+def test_a_build_under_a_default_scope_of_the_tree_reads_no_entry_points(
+    tree: Tree, catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[object] = []
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **params: reads.append(params))
+    with default_scope("cat"):
+        assert type(tree.root.build({"type": "Cat"})).__name__ == "Cat"  # found there
+        assert type(tree.root.build({"type": "Animal"})).__name__ == "Animal"  # found here
+    assert reads == []
 
 
 def test_a_default_scope_missing_from_the_tree_is_skipped(tree: Tree, catalog: Any) -> None:

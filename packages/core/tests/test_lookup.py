@@ -87,6 +87,8 @@ def test_a_non_str_key_is_a_type_error(tree: Tree, key: Any) -> None:
 def test_an_unhashable_key_is_the_same_type_error(tree: Tree, key: Any) -> None:
     with pytest.raises(TypeError, match=r"must be a str such as 'Net' or 'scope\.Net'"):
         tree.dog.get(key)
+    with pytest.raises(TypeError, match=r"must be a str such as 'Net' or 'scope\.Net'"):
+        tree.dog.resolve(key)
     assert key not in tree.dog
 
 
@@ -156,6 +158,33 @@ def test_a_location_module_may_look_up_its_own_registry_while_imported(
     location_host.registry = registry  # type: ignore[attr-defined]
     assert registry.get("First") is dict
     assert sys.modules["loc_reentrant"].FOUND is dict
+
+
+def test_a_hit_among_entries_registered_directly_still_imports_the_locations(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    _write_location(module_dir, "loc_late", "registry.register_module(name='Late', module=dict)\n")
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_late"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    registry.register_module(name="Early", module=set)
+    assert registry.resolve("Early") is set
+    assert location_host.imports == ["loc_late"]
+    assert registry.module_dict == {"Early": set, "Late": dict}
+
+
+def test_each_location_is_imported_whole_before_the_next(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # A location that looks its registry up while imported sees it as it is: the locations after
+    # it are not imported in the middle of it.
+    body = "SEEN = registry.get('Second')\nimports.append(__name__ + ' done')\n"
+    _write_location(module_dir, "loc_one", body)
+    _write_location(module_dir, "loc_two", "registry.register_module(name='Second', module=dict)\n")
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_one", "loc_two"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    assert registry.get("Second") is dict
+    assert location_host.imports == ["loc_one", "loc_one done", "loc_two"]
+    assert sys.modules["loc_one"].SEEN is None
 
 
 def test_a_failing_location_raises_with_a_note_and_is_retried(

@@ -1,15 +1,30 @@
-"""Plugins imported from many threads at once (SPEC 2.4), each case in a fresh interpreter.
+"""Plugins imported from many threads at once (SPEC 2.4).
 
-Fresh interpreters because a plugin is imported once per process and a deadlock cannot be undone:
-each script runs its threads as daemons, waits for them with a limit, and prints how far every
-thread got, so a hang fails the test with that report instead of hanging the run.
+The first cases run in a fresh interpreter, where the entry points are read for the first time
+and a deadlock cannot outlive the test: each script runs its threads as daemons, waits for them
+with a limit, and prints how far every thread got, so a hang fails the test with that report
+instead of hanging the run. The cases after them run the same code in this process (throwaway
+distributions, a fresh catalog), with the threads put in one order by events, so that each
+interleaving under test happens every time; their threads are daemons joined with a limit too.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .conftest import MakeDistribution, run_json_script
+from regtree import _plugins
+
+from .conftest import PLUGIN_HOST, MakeDistribution, PluginHost, run_json_script
+
+# How long a thread of the in-process cases may take to reach its next step, in seconds. A
+# thread that does not get there is stuck (the test fails, naming the step); none waits this long
+# when the code is right.
+LIMIT = 30.0
 
 _HOST = """
 import threading
@@ -177,3 +192,265 @@ def test_a_failing_plugin_raced_by_six_threads_runs_once_and_fails_in_each(
     assert messages.count("pt_failing needs libfoo") == 1, messages
     remembered = "failed to import earlier in this process: ImportError: pt_failing needs libfoo"
     assert sum(remembered in message for message in messages) == 5, messages
+
+
+# -- the same code in this process, each interleaving forced by events ---------------------------
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    """Return once ``condition()`` holds; fail the test naming ``what`` after LIMIT seconds."""
+    deadline = time.monotonic() + LIMIT
+    pause = threading.Event()  # never set: a pause that no clock adjustment can stretch
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        pause.wait(0.001)
+
+
+def _start(target: Callable[[], None]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def _join(*threads: threading.Thread) -> None:
+    for thread in threads:
+        thread.join(LIMIT)
+    assert not any(thread.is_alive() for thread in threads), "a thread is stuck"
+
+
+def _events(host: PluginHost, *names: str) -> None:
+    host.events.update({name: threading.Event() for name in names})
+
+
+def _look_up(
+    host: PluginHost, key: str, outcomes: dict[str, str], label: str
+) -> Callable[[], None]:
+    """Return a thread body that looks ``key`` up and records how it went under ``label``."""
+
+    def body() -> None:
+        try:
+            found = host.root.get(key)
+        except BaseException as error:  # recorded for the test, which checks every outcome
+            outcomes[label] = f"{type(error).__name__}: {error}"
+        else:
+            outcomes[label] = "None" if found is None else f"found in {found.__module__}"
+
+    return body
+
+
+# A plugin that holds its import open until the test releases it, then registers Thing (or fails).
+_HELD_PLUGIN = f"""
+from {PLUGIN_HOST} import host
+from regtree import Registry
+
+host.imports.append(__name__)
+host.events["started"].set()
+host.events["release"].wait({LIMIT})
+if host.events.get("fail") is not None:
+    raise ImportError(__name__ + " needs libfoo")
+MODELS = Registry("model", parent=host.root)
+
+
+@MODELS.register_module()
+class Thing:
+    pass
+"""
+
+
+def _race(
+    make_distribution: MakeDistribution,
+    host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+    scope: str,
+    threads: int,
+) -> dict[str, str]:
+    """Look ``scope.Thing`` up from ``threads`` threads; all but the first wait for its import."""
+    make_distribution(f"{scope}-dist", {scope: scope}, {scope: _HELD_PLUGIN})
+    outcomes: dict[str, str] = {}
+    first = _start(_look_up(host, f"{scope}.Thing", outcomes, "first"))
+    assert host.events["started"].wait(LIMIT), "the first thread never started the import"
+    others = [
+        _start(_look_up(host, f"{scope}.Thing", outcomes, f"waiter {index}"))
+        for index in range(1, threads)
+    ]
+    try:
+        _wait_until(
+            lambda: len(catalog._waiting) == threads - 1,
+            f"{threads - 1} threads wait for the import",
+        )
+    finally:
+        host.events["release"].set()
+    _join(first, *others)
+    return outcomes
+
+
+def test_threads_that_wait_for_a_plugin_import_all_find_its_registry(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    _events(plugin_host, "started", "release")
+    outcomes = _race(make_distribution, plugin_host, catalog, "pt_in_held", threads=4)
+    assert outcomes == dict.fromkeys(
+        ["first", "waiter 1", "waiter 2", "waiter 3"], "found in pt_in_held"
+    )
+    assert plugin_host.imports == ["pt_in_held"]
+
+
+def test_threads_that_wait_for_a_failing_plugin_each_get_an_import_error(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    _events(plugin_host, "started", "release", "fail")
+    outcomes = _race(make_distribution, plugin_host, catalog, "pt_in_failing", threads=6)
+    assert plugin_host.imports == ["pt_in_failing"]  # the plugin ran once
+    assert outcomes.pop("first") == "ImportError: pt_in_failing needs libfoo"
+    remembered = (
+        "ImportError: the plugin for scope 'pt_in_failing' (distribution 'pt_in_failing-dist') "
+        "failed to import earlier in this process: ImportError: pt_in_failing needs libfoo; fix "
+        "or reinstall it and start a new process (plugins are imported once)"
+    )
+    assert outcomes == {f"waiter {index}": remembered for index in range(1, 6)}
+
+
+# Plugin a looks plugin b up while it is imported, once the test lets it; plugin b looks a up.
+_LOOKING_PLUGIN = f"""
+from {PLUGIN_HOST} import host
+from regtree import Registry
+
+host.events["MINE started"].set()
+host.events["MINE may look up"].wait({LIMIT})
+SAW = host.root.get("OTHER.Thing")
+MODELS = Registry("model", parent=host.root)
+
+
+@MODELS.register_module()
+class Thing:
+    pass
+"""
+
+
+def _looking(mine: str, other: str) -> str:
+    return _LOOKING_PLUGIN.replace("MINE", mine).replace("OTHER", other)
+
+
+def _looking_plugins(
+    make_distribution: MakeDistribution,
+    host: PluginHost,
+    a: str,
+    b: str,
+    b_files: dict[str, str] | None = None,
+    b_entry: str | None = None,
+) -> None:
+    """Install plugins ``a`` and ``b`` (its code in ``b_files``, its entry point ``b_entry``)."""
+    _events(host, *[f"{name} {step}" for name in (a, b) for step in ("started", "may look up")])
+    files = {a: _looking(a, b), **(b_files or {b: _looking(b, a)})}
+    make_distribution(f"{a}-dist", {a: a, b: b_entry or b}, files)
+
+
+def _saw(module: str) -> str:
+    found = importlib.import_module(module).SAW
+    return "None" if found is None else f"found in {found.__module__}"
+
+
+def _look_up_beside_a_plain_import(
+    host: PluginHost, catalog: _plugins.PluginCatalog, a: str, b: str, imported: str
+) -> dict[str, str]:
+    """Thread 1 looks ``a.Thing`` up; thread 2 imports ``imported`` (plugin b's code) itself.
+
+    Thread 2 asks for scope ``a`` and waits for thread 1 before plugin ``a`` asks for ``b``.
+    """
+    events = host.events
+    events[f"{b} may look up"].set()
+    outcomes: dict[str, str] = {}
+    lookup = _start(_look_up(host, f"{a}.Thing", outcomes, "lookup"))
+    assert events[f"{a} started"].wait(LIMIT), f"thread 1 never started importing plugin {a}"
+
+    def plain_import() -> None:
+        outcomes["import"] = importlib.import_module(imported).__name__
+
+    importer = _start(plain_import)
+    try:
+        _wait_until(lambda: importer.ident in catalog._waiting, f"thread 2 waits for plugin {a}")
+    finally:
+        events[f"{a} may look up"].set()
+    _join(lookup, importer)
+    return outcomes
+
+
+def test_a_lookup_that_would_close_a_cycle_with_a_plain_import_sees_the_scope_as_it_is(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    # Thread 2 imports plugin b itself and waits for scope a; then a asks for b and the import
+    # system makes thread 1 wait for thread 2, which runs b: thread 2 must stop waiting and see
+    # scope a without a registry.
+    _looking_plugins(make_distribution, plugin_host, "pt_in_a", "pt_in_b")
+    outcomes = _look_up_beside_a_plain_import(plugin_host, catalog, "pt_in_a", "pt_in_b", "pt_in_b")
+    assert outcomes == {"lookup": "found in pt_in_a", "import": "pt_in_b"}
+    assert (_saw("pt_in_a"), _saw("pt_in_b")) == ("found in pt_in_b", "None")
+    assert catalog.failed == {}  # a cycle between threads is nobody's failure
+    found = [plugin_host.root.get(f"{scope}.Thing") for scope in ("pt_in_a", "pt_in_b")]
+    assert [thing.__module__ for thing in found] == ["pt_in_a", "pt_in_b"]
+
+
+def test_a_plugin_module_in_a_package_another_thread_imports_never_waits_for_the_package(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+    module_dir: Path,
+) -> None:
+    # As above, but scope pt_in_pkg's entry point is the module pt_in_pkg.sub.plugin, and thread
+    # 2 imports the package pt_in_pkg.sub (whose __init__ looks scope pt_in_e up, and waits for
+    # it). The import system does not make thread 1 wait for a package that is running already:
+    # it imports the plugin module, sees no registry of scope pt_in_pkg yet, and thread 2's wait
+    # ends when thread 1 is done. So only a module itself, never a package above it, can close a
+    # cycle between threads.
+    (module_dir / "pt_in_pkg" / "sub").mkdir(parents=True)
+    package = {
+        "pt_in_pkg/__init__": "",
+        "pt_in_pkg/sub/__init__": _looking("pt_in_pkg", "pt_in_e"),
+        "pt_in_pkg/sub/plugin": "",
+    }
+    _looking_plugins(
+        make_distribution, plugin_host, "pt_in_e", "pt_in_pkg", package, "pt_in_pkg.sub.plugin"
+    )
+    outcomes = _look_up_beside_a_plain_import(
+        plugin_host, catalog, "pt_in_e", "pt_in_pkg", "pt_in_pkg.sub"
+    )
+    assert outcomes == {"lookup": "found in pt_in_e", "import": "pt_in_pkg.sub"}
+    assert (_saw("pt_in_e"), _saw("pt_in_pkg.sub")) == ("None", "found in pt_in_e")
+    assert catalog.failed == {}
+
+
+def test_two_plugin_imports_waiting_on_each_other_both_finish(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    # Thread 2 imports plugin d, thread 1 plugin c, both through lookups; c asks for d and waits
+    # for thread 2; then d asks for c, which would close the cycle: one of the two threads sees
+    # the other's scope without a registry, and both finish.
+    _looking_plugins(make_distribution, plugin_host, "pt_in_c", "pt_in_d")
+    events = plugin_host.events
+    events["pt_in_c may look up"].set()
+    outcomes: dict[str, str] = {}
+    second = _start(_look_up(plugin_host, "pt_in_d.Thing", outcomes, "d"))
+    assert events["pt_in_d started"].wait(LIMIT), "thread 2 never started importing plugin d"
+    first = _start(_look_up(plugin_host, "pt_in_c.Thing", outcomes, "c"))
+    try:
+        _wait_until(lambda: first.ident in catalog._waiting, "thread 1 waits for plugin d")
+    finally:
+        events["pt_in_d may look up"].set()
+    _join(first, second)
+
+    assert outcomes == {"c": "found in pt_in_c", "d": "found in pt_in_d"}
+    # Thread 2 finds thread 1 waiting on it; thread 1 may see thread 2 waiting first, in the
+    # instant between two of its own checks: either way exactly one of them saw the other empty.
+    assert sorted([_saw("pt_in_c"), _saw("pt_in_d")]) in (
+        ["None", "found in pt_in_d"],
+        ["None", "found in pt_in_c"],
+    )
+    assert catalog.failed == {}

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from regtree import NotRegisteredError, _plugins, default_scope, load_plugins
+from regtree import LookupMiss, NotRegisteredError, _plugins, default_scope, load_plugins
 
-from .conftest import PLUGIN_HOST, PLUGIN_SOURCE, MakeDistribution, PluginHost
+from .conftest import PLUGIN_HOST, PLUGIN_SOURCE, MakeDistribution, PluginHost, Tree
 
 
 def test_a_plugin_scope_is_discovered_lazily_and_imported_once(
@@ -140,19 +140,29 @@ def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(
         plugin_host.root.build({"type": "plug_empty.X"})
 
 
+# An entry-point group of its own, for the tests that load every advertised scope: the packages
+# installed beside regtree are not imported there.
+OWN_GROUP = "regtree.test_scopes"
+
+
+@pytest.fixture
+def own_catalog(monkeypatch: pytest.MonkeyPatch) -> _plugins.PluginCatalog:
+    """A fresh catalog of the group OWN_GROUP in place of the process's."""
+    fresh = _plugins.PluginCatalog(group=OWN_GROUP)
+    monkeypatch.setattr(_plugins, "catalog", fresh)
+    return fresh
+
+
 def test_load_plugins_imports_every_advertised_scope_and_returns_their_names(
     make_distribution: MakeDistribution,
     plugin_host: PluginHost,
-    monkeypatch: pytest.MonkeyPatch,
+    own_catalog: _plugins.PluginCatalog,
 ) -> None:
-    # A group of its own, so the packages installed beside regtree are not imported here.
-    group = "regtree.test_scopes"
-    monkeypatch.setattr(_plugins, "catalog", _plugins.PluginCatalog(group=group))
     make_distribution(
         "regtree-plug-pair",
         {"plug_one": "plug_one", "plug_two": "plug_two"},
         {"plug_one": PLUGIN_SOURCE, "plug_two": PLUGIN_SOURCE},
-        group=group,
+        group=OWN_GROUP,
     )
     assert load_plugins() == ["plug_one", "plug_two"]
     assert sorted(plugin_host.imports) == ["plug_one", "plug_two"]
@@ -171,3 +181,130 @@ def test_the_catalog_reports_scopes_and_providers(
     assert catalog.load("plug_nobody") is False
     assert catalog.load("plug_info") is True
     assert "loaded=['plug_info']" in repr(catalog)
+
+
+def test_a_failed_plugin_leaves_every_other_scope_answering(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    make_distribution(
+        "regtree-plug-fails",
+        {"plug_fails": "plug_fails", "plug_fine": "plug_fine"},
+        {
+            "plug_fails": "raise ImportError('plug_fails needs libfoo')\n",
+            "plug_fine": PLUGIN_SOURCE,
+        },
+    )
+    with pytest.raises(ImportError, match="plug_fails needs libfoo"):
+        plugin_host.root.get("plug_fails.Thing")
+    assert plugin_host.root.get("plug_fine.Plugged") is sys.modules["plug_fine"].Plugged
+    assert plugin_host.root.get("nowhere.Thing") is None
+    assert plugin_host.root.get("host.Missing") is None
+
+
+# The import system raises its _DeadlockError in a thread whose import would close a cycle of
+# imports between threads; this plugin raises it itself on its first import, after registering.
+_DEADLOCKED_PLUGIN = f"""
+from importlib._bootstrap import _DeadlockError
+
+from {PLUGIN_HOST} import host
+from regtree import Registry
+
+host.imports.append(__name__)
+if len(host.imports) == 1:
+    MODELS = Registry("model", parent=host.root)
+    MODELS.register_module(name="Plugged", module=dict)
+    raise _DeadlockError("deadlock detected by _ModuleLock('plug_cycle')")
+"""
+
+
+def test_an_import_deadlock_in_a_plugin_is_not_remembered_as_a_failure(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    own_catalog: _plugins.PluginCatalog,
+) -> None:
+    make_distribution(
+        "regtree-plug-cycle",
+        {"plug_cycle": "plug_cycle"},
+        {"plug_cycle": _DEADLOCKED_PLUGIN},
+        OWN_GROUP,
+    )
+    # The lookup sees the scope as the interrupted import left it, and raises nothing.
+    assert plugin_host.root.get("plug_cycle.Plugged") is dict
+    assert own_catalog.failed == {}
+    # The scope is not loaded yet: the next load imports the plugin again, and it succeeds.
+    assert load_plugins() == ["plug_cycle"]
+    assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
+    assert load_plugins() == ["plug_cycle"]
+    assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
+
+
+def test_an_interrupted_plugin_import_is_not_remembered_and_runs_again(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    source = PLUGIN_SOURCE.replace(
+        "host.imports.append(__name__)\n",
+        "host.imports.append(__name__)\nif len(host.imports) == 1:\n    raise KeyboardInterrupt\n",
+    )
+    make_distribution("regtree-plug-stop", {"plug_stop": "plug_stop"}, {"plug_stop": source})
+    with pytest.raises(KeyboardInterrupt):
+        plugin_host.root.get("plug_stop.Plugged")
+    assert _plugins.catalog.failed == {}
+    assert plugin_host.root.get("plug_stop.Plugged") is sys.modules["plug_stop"].Plugged
+    assert plugin_host.imports == ["plug_stop", "plug_stop"]
+
+
+def test_loading_a_loaded_scope_again_reports_it_advertised(
+    make_distribution: MakeDistribution, catalog: _plugins.PluginCatalog
+) -> None:
+    make_distribution("regtree-plug-twice", {"plug_twice": "plug_twice"}, {"plug_twice": "X = 1\n"})
+    assert catalog.load("plug_twice") is True
+    del sys.modules["plug_twice"]
+    assert catalog.load("plug_twice") is True
+    assert "plug_twice" not in sys.modules  # loaded once: not imported again
+
+
+def test_the_catalog_repr_says_whether_the_entry_points_were_read(
+    make_distribution: MakeDistribution, own_catalog: _plugins.PluginCatalog
+) -> None:
+    catalog = own_catalog
+    make_distribution(
+        "regtree-plug-repr",
+        {"plug_r1": "plug_r1", "plug_r2": "plug_r2"},
+        {"plug_r1": "X = 1\n", "plug_r2": "X = 2\n"},
+        group=OWN_GROUP,
+    )
+    assert repr(catalog) == "PluginCatalog(group='regtree.test_scopes', unread, loaded=[])"
+    catalog.load("plug_r2")
+    assert repr(catalog) == (
+        "PluginCatalog(group='regtree.test_scopes', 2 scopes, loaded=['plug_r2'])"
+    )
+
+
+def test_a_key_with_an_empty_scope_reads_no_entry_points(
+    tree: Tree, catalog: _plugins.PluginCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[object] = []
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **params: reads.append(params))
+    assert tree.dog.get(".Dog") is None
+    miss = tree.dog.resolve(".Dog")
+    assert isinstance(miss, LookupMiss)
+    assert (miss.missing_scope, miss.providers) == ("", ())
+    assert reads == []
+
+
+def test_an_entry_point_without_a_distribution_is_named_as_unknown(
+    catalog: _plugins.PluginCatalog, plugin_host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Entry points made by hand (a test harness, a custom finder) belong to no distribution.
+    entry = importlib.metadata.EntryPoint(
+        name="plug_anon", value="plug_anon_not_installed", group=_plugins.ENTRY_POINT_GROUP
+    )
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **params: [entry])
+    assert catalog.providers("plug_anon") == ["<unknown distribution>"]
+    with pytest.raises(ModuleNotFoundError, match="plug_anon_not_installed") as caught:
+        plugin_host.root.get("plug_anon.Thing")
+    assert caught.value.__notes__ == [
+        "regtree: while importing plugin module 'plug_anon_not_installed' for scope "
+        "'plug_anon', advertised by distribution '<unknown distribution>' (entry point group "
+        "'regtree.scopes')"
+    ]

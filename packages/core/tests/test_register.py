@@ -74,15 +74,18 @@ def test_legacy_positional_class_warns_and_registers(registry: Registry[Any]) ->
     assert registry.get("Net") is Net
 
 
-def test_the_deprecation_names_the_caller_and_the_forms_that_replace_it(
-    registry: Registry[Any],
-) -> None:
+def test_the_deprecation_names_the_forms_that_replace_it(registry: Registry[Any]) -> None:
     with pytest.warns(DeprecationWarning, match="deprecated") as caught:
         registry.register_module(Net)  # type: ignore[call-overload]
     assert str(caught[0].message) == (
         "register_module(SomeClass) is deprecated; use the decorator "
         "@registry.register_module() or registry.register_module(module=SomeClass)"
     )
+
+
+def test_the_deprecation_points_at_the_caller(registry: Registry[Any]) -> None:
+    with pytest.warns(DeprecationWarning, match="deprecated") as caught:
+        registry.register_module(Net)  # type: ignore[call-overload]
     assert caught[0].filename == __file__
 
 
@@ -194,6 +197,21 @@ def test_the_same_object_under_the_same_name_again_is_a_no_op(registry: Registry
     assert list(registry.module_dict.items()) == [("Net", Net), ("Alias", Net), ("Other", OtherNet)]
 
 
+def test_the_decorator_refuses_a_name_that_another_class_holds(registry: Registry[Any]) -> None:
+    first = registry.register_module()(type("Net", (), {}))
+    with pytest.raises(AlreadyRegisteredError, match=r"^'Net' is already registered in registry"):
+        registry.register_module()(type("Net", (), {}))
+    assert registry.get("Net") is first
+
+
+def test_the_decorator_with_force_replaces_a_class_of_the_same_name(
+    registry: Registry[Any],
+) -> None:
+    registry.register_module()(type("Net", (), {}))
+    second = registry.register_module(force=True)(type("Net", (), {}))
+    assert registry.get("Net") is second
+
+
 def test_force_replaces_in_place(registry: Registry[Any]) -> None:
     for name in ["A", "Net", "B"]:
         registry.register_module(name=name, module=type(name, (), {}))
@@ -206,7 +224,13 @@ def test_a_failing_alias_list_leaves_the_registry_as_it_was(registry: Registry[A
     registry.register_module(name="A", module=Net)
     registry.register_module(name="C", module=OtherNet)
     before = dict(registry.module_dict)
-    with pytest.raises(AlreadyRegisteredError, match=r"'C' is already registered"):
+    with pytest.raises(
+        AlreadyRegisteredError,
+        match=(
+            rf"^'C' is already registered in registry 'model' \(scope 'testing'\) as "
+            rf"{re.escape(__name__)}:OtherNet; cannot bind it to {re.escape(__name__)}:make_net\."
+        ),
+    ):
         registry.register_module(name=["B", "C", "D"], module=make_net)
     assert dict(registry.module_dict) == before
     assert list(registry) == ["A", "C"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from regtree import Registry, ScopeConflictError, build_from_cfg
+from regtree import Registry, ScopeConflictError, _scope, build_from_cfg
 
 from .conftest import Tree
 
@@ -58,6 +58,11 @@ def test_scope_is_main_where_the_caller_has_no_module_name() -> None:
     namespace["__name__"] = ""
     exec("made = Registry('model')", namespace)
     assert namespace["made"].scope == "__main__"
+
+
+def test_a_registry_made_with_no_python_caller_gets_scope_main() -> None:
+    # Registry.__init__ called from C code (an embedding program) has no caller frame to read.
+    assert _scope.infer_scope(None) == "__main__"
 
 
 def test_split_scope_key_rejects_a_key_that_is_not_a_str() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:  # importlib.metadata is imported when entry points are first read
     from importlib.metadata import EntryPoint
@@ -165,8 +165,7 @@ class PluginCatalog:
             finally:
                 with self._lock:
                     del self._waiting[me]
-        self.raise_failure(scope)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return self.raise_failure(scope)  # NoReturn: it raises the ImportError
 
     def _waits_on(self, thread: int, me: int) -> bool:
         """Tell whether ``thread`` is waiting, through plugin imports, for thread ``me``.
@@ -197,7 +196,7 @@ class PluginCatalog:
             thread = running[0]
         return False
 
-    def raise_failure(self, scope: str) -> None:
+    def raise_failure(self, scope: str) -> NoReturn:
         """Raise the ImportError for ``scope``, whose plugin failed to import earlier.
 
         Raises:
@@ -228,15 +227,16 @@ class PluginCatalog:
 
 
 def _thread_running_module(frames: dict[int, FrameType], module: str) -> int | None:
-    """Return the thread whose stack runs the code of ``module`` or of a package above it."""
-    wanted = {module}
-    while "." in module:
-        module = module.rpartition(".")[0]
-        wanted.add(module)
+    """Return the thread whose stack runs the code of ``module``, if one does.
+
+    Only the module itself: a package above it is in ``sys.modules`` before its code runs, so
+    importing the module never waits for another thread that runs the package
+    (test_plugin_threads.py shows it).
+    """
     for thread, top in frames.items():
         frame: FrameType | None = top
         while frame is not None:
-            if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") in wanted:
+            if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == module:
                 return thread
             frame = frame.f_back
     return None
@@ -248,8 +248,8 @@ def _is_import_deadlock(exc: BaseException) -> bool:
 
 
 def _distribution_name(entry: EntryPoint) -> str:
-    dist = getattr(entry, "dist", None)
-    name = getattr(dist, "name", None)
+    # An entry point made by hand has no distribution; metadata without a Name gives None.
+    name = None if entry.dist is None else entry.dist.name
     return name if isinstance(name, str) else "<unknown distribution>"
 
 
