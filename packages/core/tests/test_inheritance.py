@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -132,6 +133,24 @@ def test_delete_must_be_a_bool(tmp_path: Path) -> None:
     path = write(tmp_path, "cfg.json", '{"model": {"_delete_": "yes"}}')
     with pytest.raises(ConfigError, match=r"_delete_ must be true or false, not 'yes'"):
         load_config(path)
+
+
+def test_delete_and_references_spelt_with_escapes_still_work(tmp_path: Path) -> None:
+    # JSON, TOML and YAML can write `_delete_` and `{{` with escapes; they mean the same.
+    write(tmp_path, "base.toml", '[model]\ntype = "ResNet"\ndepth = 50\n')
+    cases = {
+        "cfg.json": '{"_base_": "base.toml", "model": {"\\u005fdelete_": true, "depth": 18},'
+        ' "d": "{\\u007b_base_.model.depth}}"}',
+        "cfg.toml": '_base_ = "base.toml"\nd = "{\\u007b_base_.model.depth}}"\n'
+        '[model]\n"\\u005fdelete_" = true\ndepth = 18\n',
+    }
+    if importlib.util.find_spec("yaml") is not None:
+        cases["cfg.yaml"] = (
+            '_base_: base.toml\nmodel:\n  "\\x5fdelete_": true\n  depth: 18\n'
+            'd: "\\x7b{_base_.model.depth}}"\n'
+        )
+    for name, text in cases.items():
+        assert load_config(write(tmp_path, name, text)) == {"model": {"depth": 18}, "d": 50}, name
 
 
 def test_a_list_replaces_the_base_list(tmp_path: Path) -> None:

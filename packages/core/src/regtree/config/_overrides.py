@@ -59,9 +59,8 @@ def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> Non
             what is there.
         FlowError: The value is not a YAML flow value.
     """
-    operator, parts, value = _parse(text)
+    operator, dotted, parts, value = _parse(text)
     origin = override_origin(text)
-    dotted = ".".join(parts)
     parent = descend(tree, parts[:-1], create=operator in ("+", "++"), whole=dotted, fresh=fresh)
     last = parts[-1]
     index = -1
@@ -104,8 +103,8 @@ def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> Non
         parent[last] = node
 
 
-def _parse(text: str) -> tuple[str, list[str], object]:
-    """Split an override into its operator (``''``, ``'+'``, ``'++'``, ``'~'``), path and value."""
+def _parse(text: str) -> tuple[str, str, list[str], object]:
+    """Split an override into operator (``''``, ``'+'``, ``'++'``, ``'~'``), path, parts, value."""
     operator = ""
     body = text
     if text[:1] in ("+", "~"):  # one test for the usual override, which has no prefix
@@ -119,4 +118,4 @@ def _parse(text: str) -> tuple[str, list[str], object]:
     if not path or "" in parts:
         raise PathProblem(f"the path {path!r} has an empty key; {_GRAMMAR}")
     value = parse_flow_value(value_text) if equals else _MISSING
-    return operator, parts, value
+    return operator, path, parts, value

@@ -224,7 +224,7 @@ def descend(
         else:
             key = index_of(current, part, ".".join(parts[:depth]))
             child = current[key]
-        if not isinstance(child, Table | Items):
+        if isinstance(child, Leaf):
             here = ".".join(parts[: depth + 1])
             raise PathProblem(
                 f"{here!r} holds {child.value!r}, not a mapping or a list, so {whole!r} "
