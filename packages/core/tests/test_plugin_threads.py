@@ -454,3 +454,70 @@ def test_two_plugin_imports_waiting_on_each_other_both_finish(
         ["None", "found in pt_in_c"],
     )
     assert catalog.failed == {}
+
+
+_HOLDING_MODULE = f"""
+from {PLUGIN_HOST} import host
+
+host.events["pt_in_mx running"].set()
+host.events["pt_in_mx release"].wait({LIMIT})
+"""
+
+
+def test_a_thread_outside_a_cycle_of_other_threads_waits_for_it_to_break(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    # Thread 1 imports pt_in_ma itself, thread 2 pt_in_mb; mb looks scope pt_in_ma up, so thread
+    # 2 imports ma for it and the import system makes it wait for thread 1. Then ma looks scope
+    # pt_in_mb up, whose entry points are pt_in_mx (which holds until released) and pt_in_mb
+    # (which thread 2 runs): thread 1 and thread 2 now wait on each other. Thread 3, asking for
+    # pt_in_ma, is in no cycle: it waits. On release, the import system breaks the cycle with
+    # its deadlock error in thread 1, and every thread finishes.
+    steps = ("started", "may look up")
+    _events(plugin_host, *[f"{name} {step}" for name in ("pt_in_ma", "pt_in_mb") for step in steps])
+    _events(plugin_host, "pt_in_mx running", "pt_in_mx release")
+    events = plugin_host.events
+    events["pt_in_mb may look up"].set()
+    info = make_distribution(
+        "pt-in-cycle-dist",
+        {"pt_in_ma": "pt_in_ma", "pt_in_mb": "pt_in_mx"},
+        {
+            "pt_in_ma": _looking("pt_in_ma", "pt_in_mb"),
+            "pt_in_mb": _looking("pt_in_mb", "pt_in_ma"),
+            "pt_in_mx": _HOLDING_MODULE,
+        },
+    )
+    with (info / "entry_points.txt").open("a") as entry_points:
+        entry_points.write("pt_in_mb = pt_in_mb\n")  # a second entry point for the scope
+    outcomes: dict[str, str] = {}
+
+    def plain_import(module: str) -> Callable[[], None]:
+        def body() -> None:
+            outcomes[module] = importlib.import_module(module).__name__
+
+        return body
+
+    first = _start(plain_import("pt_in_ma"))
+    assert events["pt_in_ma started"].wait(LIMIT), "thread 1 never started importing pt_in_ma"
+    second = _start(plain_import("pt_in_mb"))
+    try:
+        _wait_until(lambda: "pt_in_ma" in catalog._imports, "thread 2 imports plugin pt_in_ma")
+    finally:
+        events["pt_in_ma may look up"].set()
+    assert events["pt_in_mx running"].wait(LIMIT), "thread 1 never imported pt_in_mx"
+    third = _start(_look_up(plugin_host, "pt_in_ma.Thing", outcomes, "third"))
+    try:
+        _wait_until(lambda: third.ident in catalog._waiting, "thread 3 waits for plugin pt_in_ma")
+    finally:
+        events["pt_in_mx release"].set()
+    _join(first, second, third)
+
+    assert outcomes == {
+        "pt_in_ma": "pt_in_ma",
+        "pt_in_mb": "pt_in_mb",
+        "third": "found in pt_in_ma",
+    }
+    assert (_saw("pt_in_ma"), _saw("pt_in_mb")) == ("None", "found in pt_in_ma")
+    assert catalog.failed == {}
