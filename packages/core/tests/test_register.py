@@ -305,3 +305,49 @@ def test_eight_threads_registering_and_looking_up_lose_nothing(dense_switching: 
             name = f"T{index}_{number}"
             assert target.get(name) is target.get(f"{name}_alias") is not None
             assert target.get(name).__name__ == name  # type: ignore[union-attr]
+
+
+def test_a_single_name_never_loses_to_a_name_that_is_taken_back() -> None:
+    # A class registered under ['Left', 'Right'] binds 'Left', then finds 'Right' taken and
+    # takes 'Left' back. A second thread registering another class as 'Left' in that moment
+    # sees the pair's entry; it must wait for the outcome and bind 'Left', not fail.
+    registry: Registry[Any] = Registry("race", scope="taken_back")
+
+    def pair() -> None: ...
+
+    def left() -> None: ...
+
+    def right() -> None: ...
+
+    registry.register_module(module=right, name="Right")
+    outcome: list[object] = []
+    started: list[threading.Thread] = []
+
+    def register_left() -> None:
+        try:
+            outcome.append(registry.register_module(module=left, name="Left"))
+        except AlreadyRegisteredError as error:
+            outcome.append(error)
+
+    class PausingName(str):
+        """'Right', whose hash runs the second thread once the pair holds 'Left'."""
+
+        paused = False
+
+        def __hash__(self) -> int:
+            if not PausingName.paused and registry.get("Left") is pair:
+                PausingName.paused = True
+                single = threading.Thread(target=register_left)
+                started.append(single)
+                single.start()
+                single.join(timeout=0.5)  # it waits for the pair to finish, or ends now
+            return str.__hash__(self)
+
+    with pytest.raises(AlreadyRegisteredError, match="'Right' is already registered"):
+        registry.register_module(module=pair, name=["Left", PausingName("Right")])
+    assert started, "the pair never held 'Left' while checking 'Right'"
+    started[0].join(timeout=30)
+    assert outcome == [left]
+    assert registry.get("Left") is left
+    assert registry.get("Right") is right
+    assert list(registry) == ["Right", "Left"]
