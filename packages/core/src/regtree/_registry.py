@@ -344,24 +344,20 @@ class Registry(Generic[T]):
                 if type(found) is LookupMiss:
                     found.default_registry = scoped
                 return found
-        # The key's scopes, one by one (steps 3-6), then the name there and in the ancestors
-        # (step 2). One method, no helper calls on the way: get() is the hot path of a build.
+        # The key's scopes, one by one (steps 3-6, each through _registry_for_scope), then the
+        # name there and in the ancestors (step 2).
         node: Registry[Any] = self
         rest = key
         while "." in rest:
             if node._locations_pending:  # they may add children
                 node._import_locations()
             scope, _, rest = rest.partition(".")
-            # _registry_for_scope's table, read here without the call while no plugin has
-            # failed; a scope not in it (a plugin to load) goes through the method.
-            next_node = None if _plugins.catalog.failed else node._scopes.get(scope)
+            next_node = node._registry_for_scope(scope)
             if next_node is None:
-                next_node = node._registry_for_scope(scope)
-                if next_node is None:
-                    if not record:
-                        return None
-                    providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
-                    return LookupMiss(key, self, node, rest, scope, providers)
+                if not record:
+                    return None
+                providers = tuple(_plugins.catalog.providers(scope)) if scope else ()
+                return LookupMiss(key, self, node, rest, scope, providers)
             node = next_node
         for owner in node._lineage:
             if owner._locations_pending:
