@@ -361,9 +361,12 @@ class GroupPlanner:
                         table = stage.module_table(module)
                 # is_fsdp_flattened(param) without the call: 0.4 ms of 10,000 tensors.
                 if getattr(param, FSDP_FLATTENED, False) is True:
-                    decision = self._fsdp_decision(module, prefix, in_dcn, name, param, full_name)
+                    ndim = self._sharded_ndim(param)
                 else:
                     ndim = param.ndim if reads_ndim else -1
+                if ndim is None:
+                    decision = self._flat_parameter_decision(module, prefix, full_name, param)
+                else:
                     # What custom keys match, f'{prefix}.{name}': the full name below the top.
                     match_name = full_name if prefix else f".{name}"
                     decision = decide(name, param, match_name, decisions, ndim)
@@ -381,29 +384,17 @@ class GroupPlanner:
                     placements.append(_placement(full_name, param, decision, index))
         self._synced = len(groups)
 
-    def _fsdp_decision(
-        self,
-        module: nn.Module,
-        prefix: str,
-        in_dcn: bool,
-        name: str,
-        param: torch.Tensor,
-        full_name: str,
-    ) -> Decision:
-        # FSDP1's records are read only once a parameter carries its mark, not by a second
-        # walk of every module at every construction (torch.optim imports FSDP): that walk was
-        # 4 ms of the 27 ms plan at 10,000 tensors.
+    def _sharded_ndim(self, param: torch.Tensor) -> int | None:
+        """The original ``ndim`` of a parameter FSDP1 marked; None for a flat parameter.
+
+        FSDP1's records are read only once a parameter carries its mark, not by a second walk
+        of every module at every construction (torch.optim imports FSDP): that walk was 4 ms of
+        the 27 ms plan at 10,000 tensors.
+        """
         shape = self._original_shapes().get(id(param))
-        if shape is None and is_flat_parameter(param):
-            return self._flat_parameter_decision(module, prefix, full_name, param)
-        ndim = param.ndim if shape is None else len(shape)
-        decisions = self.decider.module_decisions(module, prefix, in_dcn)
-        match_name = full_name if prefix else f".{name}"
-        decision = self.decider.decide(name, param, match_name, decisions, ndim)
-        if self.stage is not None:
-            table = self.stage.module_table(module)
-            decision = self.stage.refine(decision, table, name, param, full_name, ndim)
-        return decision
+        if shape is not None:
+            return len(shape)
+        return None if is_flat_parameter(param) else param.ndim
 
     def _original_shapes(self) -> Mapping[int, torch.Size]:
         if self._shapes is None:
