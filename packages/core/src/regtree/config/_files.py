@@ -2,44 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._errors import ConfigError
+from ._formats import file_format
+from ._tree import Table, from_plain, to_plain
+from ._yaml import YamlProblem, parse_yaml
 
-if TYPE_CHECKING:
-    from ._tree import Table
-
-__all__ = ["SUPPORTED_SUFFIXES", "read_file", "read_tree"]
-
-# Suffix -> format name. Parsers are imported only when a file of that format is read, so
-# `import regtree` never pays for json, tomllib or yaml.
-SUPPORTED_SUFFIXES: dict[str, str] = {
-    ".json": "JSON",
-    ".toml": "TOML",
-    ".yaml": "YAML",
-    ".yml": "YAML",
-    ".py": "Python",  # OpenMMLab configs, read with ast and never run (_pyconfig)
-}
-
-
-def file_format(filename: str) -> str:
-    """Return the format of a config file by its extension.
-
-    Raises:
-        ConfigError: The extension is not one of `SUPPORTED_SUFFIXES`.
-    """
-    import os
-
-    suffix = os.path.splitext(filename)[1].lower()
-    found = SUPPORTED_SUFFIXES.get(suffix)
-    if found is None:
-        shown = repr(suffix) if suffix else "no extension"
-        raise ConfigError(
-            filename,
-            f"unsupported config file extension ({shown}); "
-            f"use one of {', '.join(SUPPORTED_SUFFIXES)}",
-        )
-    return found
+__all__ = ["read_file", "read_tree"]
 
 
 def read_file(filename: str) -> tuple[str, bytes]:
@@ -75,8 +43,6 @@ def read_tree(filename: str, kind: str, data: bytes) -> Table:
         ConfigError: The file is not UTF-8, its syntax is wrong, its top level is not a
             mapping, or it holds no settings.
     """
-    from ._tree import Table, from_plain, to_plain  # on the first read: import regtree stays light
-
     text = _decode(filename, data)
     if not text.strip():
         raise ConfigError(filename, f"the file is empty; a config is a {kind} mapping")
@@ -151,8 +117,6 @@ def _parse_yaml(filename: str, text: str) -> object:
             "reading YAML needs PyYAML, which is not installed; "
             "install it with: pip install 'regtree[yaml]'",
         ) from None
-    from ._yaml import YamlProblem, parse_yaml
-
     try:
         return parse_yaml(filename, text)
     except YamlProblem as exc:
