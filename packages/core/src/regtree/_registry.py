@@ -15,8 +15,8 @@ from . import _plugins
 from ._build import build_from_cfg
 from ._errors import AlreadyRegisteredError, ScopeConflictError
 from ._miss import LookupMiss
-from ._naming import origin, registry_label
 from ._scope import check_scope, default_scope, infer_scope
+from .naming import origin, registry_label
 
 __all__ = ["Registry", "registry_label"]
 
