@@ -340,7 +340,7 @@ def _rows(libraries: dict[str, Library], samples: dict[str, Samples]) -> list[Ro
             )
     # Issue 10 replaced the first version's targets of the next three kinds of rows (cross-scope
     # at most 2x our own local get, a miss at most 6x dict.get, a trivial build at most 2.5x a
-    # direct call), which only the lookup cache and the inline build path that it removed met,
+    # direct call), which the first version met only with its lookup cache and inline build path,
     # by the ratios to mmcv's above and the build of a real module through a child of MODELS.
     for name in present:
         for case, label in (

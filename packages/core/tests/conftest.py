@@ -23,6 +23,7 @@ import pytest
 from regtree import Registry, _plugins
 
 PLUGIN_HOST = "regtree_test_plugin_host"
+LOCATION_HOST = "regtree_test_location_host"
 
 
 @dataclass(frozen=True)
@@ -202,3 +203,12 @@ def run_json_script(
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+@pytest.fixture
+def location_host(monkeypatch: pytest.MonkeyPatch, module_dir: Path) -> types.ModuleType:
+    """A module through which location modules reach the test's registries and log imports."""
+    host = types.ModuleType(LOCATION_HOST)
+    host.imports = []  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, LOCATION_HOST, host)
+    return host

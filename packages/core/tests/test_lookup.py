@@ -11,9 +11,7 @@ import pytest
 
 from regtree import Registry, _plugins
 
-from .conftest import Tree
-
-LOCATION_HOST = "regtree_test_location_host"
+from .conftest import LOCATION_HOST, Tree
 
 
 def _owner(found: Any) -> str:
@@ -98,15 +96,6 @@ def test_a_miss_imports_no_module_that_no_distribution_advertises(
     (module_dir / "unadvertised_scope.py").write_text("raise AssertionError('imported')\n")
     assert tree.dog.get("unadvertised_scope.X") is None
     assert "unadvertised_scope" not in sys.modules
-
-
-@pytest.fixture
-def location_host(monkeypatch: pytest.MonkeyPatch, module_dir: Path) -> types.ModuleType:
-    """A module through which location modules reach the test's registries and log imports."""
-    host = types.ModuleType(LOCATION_HOST)
-    host.imports = []  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, LOCATION_HOST, host)
-    return host
 
 
 def _write_location(folder: Path, module: str, body: str) -> None:

@@ -335,7 +335,7 @@ def test_a_single_name_never_loses_to_a_name_that_is_taken_back() -> None:
         paused = False
 
         def __hash__(self) -> int:
-            if not PausingName.paused and registry.get("Left") is pair:
+            if not PausingName.paused and registry.module_dict.get("Left") is pair:
                 PausingName.paused = True
                 single = threading.Thread(target=register_left)
                 started.append(single)

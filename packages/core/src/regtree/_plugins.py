@@ -196,6 +196,15 @@ class PluginCatalog:
             thread = running[0]
         return False
 
+    def settled(self) -> bool:
+        """Tell whether no plugin import is in progress and none has failed in this process.
+
+        Only then does every scope's registry stay as a lookup sees it: a plugin being imported
+        may still fail, and a scope whose plugin failed answers with the import error.
+        """
+        with self._lock:  # the two tables change together, under this lock
+            return not self._imports and not self.failed
+
     def raise_failure(self, scope: str) -> NoReturn:
         """Raise the ImportError for ``scope``, whose plugin failed to import earlier.
 

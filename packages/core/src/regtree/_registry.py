@@ -20,6 +20,10 @@ from ._scope import check_scope, default_scope, infer_scope
 
 __all__ = ["Registry", "registry_label"]
 
+# How many keys a registry remembers the lookup of (Registry._known): a bound on the memory
+# that lookups of ever new keys could take; past it, lookups run as if nothing were remembered.
+_KNOWN_LIMIT = 4096
+
 T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
 
@@ -61,11 +65,13 @@ class Registry(Generic[T]):
         "_children",
         "_decorator",
         "_importing_locations",
+        "_known",
         "_lineage",
         "_locations",
         "_locations_lock",
         "_locations_pending",
         "_lock",
+        "_members",
         "_module_dict",
         "_name",
         "_parent",
@@ -131,6 +137,10 @@ class Registry(Generic[T]):
         # first from the root. Replaced whole, under the root's lock, when the tree grows, so a
         # lookup reads one consistent table.
         self._scopes: dict[str, Registry[Any]] = {scope: self}
+        # The registries of the tree, breadth first, as of the last adoption: the root's is read.
+        self._members: tuple[Registry[Any], ...] = (self,)
+        # What lookups found for a key since the tree last changed (None: nothing). See _forget.
+        self._known: dict[str, Callable[..., T] | None] = {}
         # What @register_module() returns, made once: making a partial per class took 90 ns
         # of the 344 ns a class cost (mmengine: 323 ns; benchmarks/_registry_bench.py).
         self._decorator: Callable[[Any], Any] = functools.partial(self._register, None, False)
@@ -162,6 +172,18 @@ class Registry(Generic[T]):
                 first.setdefault(registry._scope, registry)
             for registry in tree:
                 registry._scopes = {**first, **registry._children, registry._scope: registry}
+            root._members = tuple(tree)
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop what the lookups of this tree remember; called after every change to the tree.
+
+        A lookup remembers what it found in the table it read before it began (get), and every
+        change replaces every table after it is made: a result found before a change lands in a
+        table that the change has dropped, or will drop. So no lock is needed on either side.
+        """
+        for registry in self._root._members:
+            registry._known = {}
 
     def walk(self) -> list[Registry[Any]]:
         """Return this registry and its descendants, breadth first, children in adoption order.
@@ -270,16 +292,16 @@ class Registry(Generic[T]):
             TypeError: ``key`` is not a str.
             Exception: Importing a plugin or a location failed (never reported as a miss).
         """
-        # Step 2's first probe, the own dict, without a call: a name never holds a dot, so a hit
-        # is final. A local get took 219 ns through _resolve and 93 ns so (dict.get: 16 ns), and
-        # the benchmarks hold get to half of mmcv's (about 180 ns).
-        if type(key) is str and not self._locations_pending:
-            entry = self._module_dict.get(key)
-            if entry is not None:
-                return entry
-        # The lookup without its miss record: building a LookupMiss that get() drops made a miss
-        # cost 259 ns (mmcv: 111 ns); without it, 148 ns (mmcv: 113 ns, benchmarks/run.py).
-        return self._resolve(key, None, False)
+        # A key looked up before, since the tree last changed, is answered from the table of what
+        # was found: without it a miss took 157 ns and a root-to-child get 270 ns (mmcv: 115 ns
+        # and 398 ns; the benchmarks hold both to half of mmcv's), with it 49 ns. A try/except
+        # KeyError would take 40 ns, but 150 ns more for each key not in the table.
+        known = self._known
+        if type(key) is str and key in known:
+            return known[key]
+        found = self._resolve(key, None, False)
+        self._remember(known, key, found)
+        return found
 
     def resolve(self, key: str, default_scope: str | None = None) -> Callable[..., T] | LookupMiss:
         """Look ``key`` up (SPEC 2, steps 1-7) and say what was missing where nothing is found.
@@ -298,11 +320,14 @@ class Registry(Generic[T]):
             TypeError: ``key`` is not a str.
             Exception: Importing a plugin or a location failed (never reported as a miss).
         """
-        if default_scope is None and type(key) is str and not self._locations_pending:
-            entry = self._module_dict.get(key)  # the probe of get(), for builds (see there)
+        known = self._known
+        if default_scope is None and type(key) is str:
+            entry = known.get(key)  # what get() remembers, for builds (see there)
             if entry is not None:
                 return entry
         found = self._resolve(key, default_scope)
+        if default_scope is None and type(found) is not LookupMiss:
+            self._remember(known, key, found)
         if type(found) is LookupMiss and type(self).get is not Registry.get:
             # A subclass's own get() (as mmengine's registries have) gets the last word.
             entry = self.get(key)
@@ -366,6 +391,24 @@ class Registry(Generic[T]):
             if entry is not None:
                 return entry
         return LookupMiss(key, self, node, rest) if record else None
+
+    def _remember(self, known: dict[str, Any], key: str, found: Callable[..., T] | None) -> None:
+        """Keep what a lookup found for ``key`` in ``known``, the table read before it began.
+
+        Not kept: a miss of a scoped key (the plugins installed decide it, and tests swap them);
+        a hit through a scope while a plugin is being imported or after one failed (the scope
+        must answer with the import error); anything while a registry of the tree imports its
+        locations (what the importing thread sees is half-done, and other threads wait for it);
+        and anything past _KNOWN_LIMIT keys.
+        """
+        if type(key) is not str or len(known) >= _KNOWN_LIMIT:
+            return
+        if "." in key and (found is None or not _plugins.catalog.settled()):
+            return
+        for registry in self._root._members:
+            if registry._importing_locations:
+                return
+        known[key] = found
 
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
         """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
@@ -513,12 +556,14 @@ class Registry(Generic[T]):
             # 363 ns (mmengine takes none); so, 211 ns against 312 ns (_registry_bench.py).
             holder = entries.setdefault(names[0], module)
             if holder is module:
+                self._forget()
                 return module
             # A clash is decided under the lock, where no registration of several names is
             # half-done: the entry seen may be one that such a registration takes back.
             with self._root._lock:
                 holder = entries.setdefault(names[0], module)
             if holder is module:
+                self._forget()
                 return module
             raise self._clash(names[0], holder, module)
         with self._root._lock:
@@ -527,23 +572,26 @@ class Registry(Generic[T]):
             # this call has bound by then are taken back. The one race this leaves: another
             # thread registering this very object under one of these names at that moment
             # returns as if the name stayed bound.
+            clash = None
             if force:
                 for name in names:
                     entries[name] = module
-                return module
-            bound: list[str] = []
-            for name in names:
-                was_free = name not in entries
-                holder = entries.setdefault(name, module)
-                if holder is not module:
-                    for taken_back in bound:
-                        del entries[taken_back]
-                    break
-                if was_free:
-                    bound.append(name)
             else:
-                return module
-        raise self._clash(name, holder, module)  # outside the lock: it runs the objects' code
+                bound: list[str] = []
+                for name in names:
+                    was_free = name not in entries
+                    holder = entries.setdefault(name, module)
+                    if holder is not module:
+                        for taken_back in bound:
+                            del entries[taken_back]
+                        clash = name, holder
+                        break
+                    if was_free:
+                        bound.append(name)
+            self._forget()  # after a take-back too: the names were visible meanwhile
+        if clash is not None:
+            raise self._clash(*clash, module)  # outside the lock: it runs the objects' code
+        return module
 
     def _clash(self, name: str, holder: object, module: object) -> AlreadyRegisteredError:
         return AlreadyRegisteredError(
