@@ -82,9 +82,7 @@ def test_a_name_taken_back_is_not_remembered_as_bound(registry: Registry[Any]) -
     assert registry.get("Right") is taken
 
 
-def test_a_lookup_that_raced_a_registration_keeps_no_stale_miss(
-    registry: Registry[Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_lookup_that_raced_a_registration_keeps_no_stale_miss(registry: Registry[Any]) -> None:
     # Another thread registers 'Late' after this lookup found nothing and before it kept that:
     # the miss must not outlive the registration.
     resolve = Registry._resolve
@@ -96,9 +94,9 @@ def test_a_lookup_that_raced_a_registration_keeps_no_stale_miss(
             registry.register_module(module=late)
         return found
 
-    monkeypatch.setattr(Registry, "_resolve", resolve_then_register)
-    assert registry.get("Late") is None  # what the lookup saw before the registration
-    monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Registry, "_resolve", resolve_then_register)
+        assert registry.get("Late") is None  # what the lookup saw before the registration
     assert registry.get("Late") is late
     assert registry.resolve("Late") is late
 
@@ -111,11 +109,12 @@ def test_a_build_under_a_default_scope_leaves_plain_lookups_as_they_were(tree: T
             calls.append(registry)
 
         registry.register_module(name="Made", module=made)
+    tree.root.build({"type": "Made"})  # remembered: the root's own
     with default_scope("dog"):
         tree.root.build({"type": "Made"})
         tree.root.build({"type": "Made"})
     tree.root.build({"type": "Made"})
-    assert calls == [tree.dog, tree.dog, tree.root]
+    assert calls == [tree.root, tree.dog, tree.dog, tree.root]
     assert tree.root.get("Made") is tree.root.module_dict["Made"]
 
 
@@ -170,6 +169,50 @@ def test_a_scope_found_while_its_plugin_failed_half_way_answers_with_the_error(
             plugin_host.root.get("plug_seen.First")
     with pytest.raises(ImportError, match="plugin for scope 'plug_seen'"):
         plugin_host.root.build({"type": "plug_seen.First"})
+
+
+def test_a_hit_found_while_a_plugin_imported_is_not_kept_once_the_plugin_failed(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    # Another thread finds 'plug_race.First' while the plugin is being imported, and keeps its
+    # result only after the plugin has failed: the scope must still answer with the error.
+    events = {name: threading.Event() for name in ("registered", "found", "failed")}
+    plugin_host.events.update(events)
+    source = (
+        f"from {PLUGIN_HOST} import host\nfrom regtree import Registry\n"
+        "HALF = Registry('model', parent=host.root)\n"
+        "HALF.register_module(module=dict, name='First')\n"
+        "host.events['registered'].set()\n"
+        "host.events['found'].wait(30)\n"
+        "raise RuntimeError('plugin failed while another thread looked')\n"
+    )
+    make_distribution("regtree-plug-race", {"plug_race": "plug_race"}, {"plug_race": source})
+    resolve = Registry._resolve
+
+    def resolve_then_wait(self: Registry[Any], *args: Any) -> Any:
+        found = resolve(self, *args)
+        if threading.current_thread() is looker:
+            events["found"].set()
+            events["failed"].wait(30)  # the plugin fails before this lookup keeps its result
+        return found
+
+    seen: list[object] = []
+
+    def look() -> None:
+        assert events["registered"].wait(30), "the plugin never registered First"
+        seen.append(plugin_host.root.get("plug_race.First"))
+
+    looker = threading.Thread(target=look)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Registry, "_resolve", resolve_then_wait)
+        looker.start()
+        with pytest.raises(RuntimeError, match="another thread looked"):
+            plugin_host.root.get("plug_race.Other")
+        events["failed"].set()
+        looker.join(timeout=30)
+    assert seen == [dict]  # what the thread saw while the plugin was half-way
+    with pytest.raises(ImportError, match="plugin for scope 'plug_race'"):
+        plugin_host.root.get("plug_race.First")
 
 
 def test_a_lookup_waits_for_the_locations_even_after_the_importer_looked_the_key_up(

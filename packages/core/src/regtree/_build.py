@@ -7,8 +7,8 @@ from typing import Any
 
 from ._errors import NotRegisteredError
 from ._miss import LookupMiss, RegistryNode, check_registry
-from ._naming import origin, registry_label
 from ._scope import check_scope, current_scope, default_scope
+from .naming import origin, registry_label
 
 __all__ = ["add_build_note", "build_from_cfg"]
 
@@ -84,7 +84,7 @@ def _resolve_type(
     if isinstance(obj_type, str):
         found = registry.resolve(obj_type, current_scope())
         if type(found) is LookupMiss:
-            from ._diagnostics import describe_miss  # error texts only: difflib, inspect
+            from ._diagnostics import describe_miss  # error texts only: inspect
 
             raise NotRegisteredError(describe_miss(found))
         return found

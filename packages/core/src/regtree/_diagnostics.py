@@ -1,23 +1,21 @@
-"""Text of errors and notes: closest names, loaded scopes, accepted parameters, provenance.
+"""Text of errors and notes: suggested keys, loaded scopes, accepted parameters, provenance.
 
-Only error paths import this module, so its own imports (difflib, inspect) cost nothing until
-something has gone wrong.
+Only error paths import this module, so its own imports (inspect) cost nothing until something
+has gone wrong. Close names come from :func:`regtree.naming.closest`.
 """
 
 from __future__ import annotations
 
-import difflib
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _plugins
 from ._miss import LookupMiss, RegistryNode
-from ._naming import registry_label
+from .naming import closest, registry_label
 
 __all__ = [
     "accepted_parameters",
-    "closest",
     "describe_keyword_mismatch",
     "describe_miss",
     "suggest_keys",
@@ -25,18 +23,6 @@ __all__ = [
 
 # How many registered names a message lists when nothing comes close to the key.
 _LISTED_NAMES = 10
-
-
-def closest(word: str, candidates: Iterable[str], count: int = 3, cutoff: float = 0.6) -> list[str]:
-    """Return up to ``count`` candidates close to ``word``, best first, ignoring case.
-
-    The one closest-name helper of regtree: every "did you mean" comes from here.
-    """
-    by_folded: dict[str, list[str]] = {}
-    for candidate in candidates:
-        by_folded.setdefault(candidate.casefold(), []).append(candidate)
-    matches = difflib.get_close_matches(word.casefold(), list(by_folded), n=count, cutoff=cutoff)
-    return [name for folded in matches for name in by_folded[folded]][:count]
 
 
 def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:

@@ -15,8 +15,8 @@ from . import _plugins
 from ._build import build_from_cfg
 from ._errors import AlreadyRegisteredError, ScopeConflictError
 from ._miss import LookupMiss
-from ._naming import origin, registry_label
 from ._scope import check_scope, default_scope, infer_scope
+from .naming import origin, registry_label
 
 __all__ = ["Registry", "registry_label"]
 
@@ -102,15 +102,7 @@ class Registry(Generic[T]):
             scope = infer_scope(self._constructor_caller())
         else:
             check_scope(scope, f"scope of registry {name!r}")
-        if isinstance(locations, str):
-            locations = (locations,)
-        elif not isinstance(locations, Sequence) or not all(
-            isinstance(location, str) for location in locations
-        ):
-            raise TypeError(
-                f"locations of registry {name!r} must be a sequence of module names, "
-                f"got {locations!r}"
-            )
+        locations = _location_names(locations, name)
         if build_func is None:
             build_func = parent._build_func if parent is not None else build_from_cfg
 
@@ -126,7 +118,7 @@ class Registry(Generic[T]):
         self._children: dict[str, Registry[Any]] = {}
         # Registration order is the dict's order; ``force`` replaces a value in place.
         self._module_dict: dict[str, Callable[..., T]] = {}
-        self._locations = tuple(locations)
+        self._locations = locations
         self._locations_pending = bool(self._locations)
         self._importing_locations = False
         self._locations_lock = threading.RLock()
@@ -633,6 +625,20 @@ def _holds(frame: FrameType, obj: object) -> bool:
         if type(value) in (tuple, list) and any(item is obj for item in value):
             return True
     return False
+
+
+def _location_names(locations: object, registry_name: str) -> tuple[str, ...]:
+    """Return ``locations`` (one module name or a sequence of them) as a tuple of names."""
+    if isinstance(locations, str):
+        return (locations,)
+    if not isinstance(locations, Sequence) or not all(
+        isinstance(location, str) for location in locations
+    ):
+        raise TypeError(
+            f"locations of registry {registry_name!r} must be a sequence of module names, "
+            f"got {locations!r}"
+        )
+    return tuple(locations)
 
 
 def _check_names(name: object, registry: Registry[Any]) -> tuple[str, ...] | None:

@@ -218,14 +218,15 @@ def _explain(
     at: list[int] | None = None,
 ) -> Any:
     """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
+    from regtree.naming import origin
+
     from ._builder import constructor_from_config
-    from ._names import callable_name
 
     constructor_type, constructor = constructor_from_config(optimizer_cfg)
     explain = getattr(constructor, "explain", None)
     if not callable(explain):
         raise TypeError(
-            f"optimizer constructor {constructor_type!r} ({callable_name(type(constructor))}) has "
+            f"optimizer constructor {constructor_type!r} ({origin(type(constructor))}) has "
             "no explain(model) method; derive it from DefaultOptimizerConstructor to get one"
         )
     if at is None:

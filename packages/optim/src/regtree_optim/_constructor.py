@@ -13,11 +13,11 @@ from torch import nn
 from torch.optim import Optimizer
 
 from regtree import NotRegisteredError
+from regtree.naming import origin
 
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
 from ._module_kinds import module_children, module_kind, unwrap_model
-from ._names import callable_name
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
@@ -108,7 +108,7 @@ class DefaultOptimizerConstructor:
                 cfg,
                 paramwise_cfg or {},
                 declared_keys=frozenset(cls.paramwise_keys),
-                owner=callable_name(cls),
+                owner=origin(cls),
                 # Only the base class knows every key it reads: a subclass may read keys in code
                 # we cannot see (constructors written for mmcv do), so its undeclared keys warn.
                 strict=cls is DefaultOptimizerConstructor,
@@ -216,7 +216,7 @@ class DefaultOptimizerConstructor:
         to_freeze = walk.planner.finish(model, "").to_freeze
         first_names: dict[int, str] | None = None  # only for groups an override left unnamed
         placements: list[Placement] | None = [] if explain else None
-        rule = callable_name(type(self).add_params)
+        rule = origin(type(self).add_params)
         for index, group in enumerate(groups):
             group["params"] = _group_params(group)
             if "param_names" not in group:

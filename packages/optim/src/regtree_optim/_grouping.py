@@ -17,9 +17,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from regtree.naming import closest
+
 from ._compose import RuleStage, compose_decisions, product
 from ._module_kinds import module_children, module_kind
-from ._names import closest_names
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._rules import SelectionTable
 from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
@@ -535,7 +536,7 @@ def _warn_unmatched(
     for key in remaining:
         if any(key in match_name for match_name in match_names):
             continue
-        hints = closest_names(key, match_names)
+        hints = closest(key, match_names, count=1)
         hint = f" (the closest name is {hints[0].lstrip('.')!r})" if hints else ""
         warnings.warn(
             f"custom_keys key {key!r} matches no parameter of {type(root).__name__}: it is a "

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from torch import nn
 
-from ._names import callable_name, closest_names
+from regtree.naming import closest, origin
 
 __all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
 
@@ -102,7 +102,7 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
         )
     for key in cfg:
         if key not in _KEYS:
-            hint = closest_names(str(key), _KEYS)
+            hint = closest(str(key), _KEYS, count=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
             raise ValueError(
                 f"{_WHERE} has unknown key {key!r}{suggestion} Valid keys: {', '.join(_KEYS)}."
@@ -133,7 +133,7 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
             )
         return LayerDecay(rate, min_scale, freeze_below, pairs, num_layers)
     if depth is not None and depth not in _HOOKS:
-        hint = closest_names(str(depth), _HOOKS)
+        hint = closest(str(depth), _HOOKS, count=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(
             f"{_WHERE}['depth'] must be 'get_layer_depth', 'group_matcher' or a list of "
@@ -250,7 +250,7 @@ class LayerDepths:
             if depth is None:
                 raise ValueError(
                     f"{_WHERE} needs the layer depth of each parameter, but "
-                    f"{type(model).__name__} ({callable_name(type(model))}) defines neither "
+                    f"{type(model).__name__} ({origin(type(model))}) defines neither "
                     "get_layer_depth(name) (mmpretrain's hook) nor group_matcher(coarse) (timm's);"
                     " define one, or give depth as a list of [regex, n] pairs with num_layers."
                 )
@@ -260,7 +260,7 @@ class LayerDepths:
             if not callable(hook):
                 raise ValueError(
                     f"{_WHERE} depth={depth!r} needs {type(model).__name__}.{depth}(), which "
-                    f"{callable_name(type(model))} does not define; define it, or use "
+                    f"{origin(type(model))} does not define; define it, or use "
                     f"{'group_matcher' if depth == 'get_layer_depth' else 'get_layer_depth'} or "
                     "a list of [regex, n] pairs."
                 )

@@ -15,7 +15,7 @@ from typing import Final
 
 from torch import nn
 
-from ._names import callable_name
+from regtree.naming import origin
 
 __all__ = ["NoDecayHooks"]
 
@@ -29,7 +29,7 @@ def _declared(module: nn.Module, hook: str, path: str) -> list[str]:
     if not callable(getattr(type(module), hook, None)):
         return []
     found = getattr(module, hook)()
-    owner = f"{path or type(module).__name__}.{hook}() ({callable_name(type(module))})"
+    owner = f"{path or type(module).__name__}.{hook}() ({origin(type(module))})"
     if isinstance(found, (str, bytes)) or not isinstance(found, Iterable):
         raise TypeError(f"{owner} must return a set of str, got {found!r} ({type(found).__name__})")
     words = list(found)

@@ -11,8 +11,8 @@ import torch
 
 from regtree import NotRegisteredError
 from regtree.config import describe_annotation, type_mismatch
+from regtree.naming import origin
 
-from ._names import callable_name
 from ._registries import resolve_optimizer_type
 from ._zero import ZeroRedundancyOptimizer
 
@@ -67,14 +67,14 @@ def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:
     if wrapped_keys:
         wrapped_key = next((key for key in wrapped_keys if key in optimizer_cfg), None)
         if wrapped_key is None:
-            return OptimizerInfo(name=callable_name(cls), options=None)
+            return OptimizerInfo(name=origin(cls), options=None)
         try:
             cls = resolve_optimizer_type(optimizer_cfg.get(wrapped_key), wrapped_key)
         except (NotRegisteredError, TypeError):
-            return OptimizerInfo(name=callable_name(cls), options=None)
+            return OptimizerInfo(name=origin(cls), options=None)
     signature = _signature(cls)
     if signature is None:
-        return OptimizerInfo(name=callable_name(cls), options=None)
+        return OptimizerInfo(name=origin(cls), options=None)
     options: set[str] = set()
     takes_any = False
     defaults: dict[str, Any] = {}
@@ -91,7 +91,7 @@ def describe_optimizer(optimizer_cfg: Mapping[str, Any]) -> OptimizerInfo:
         if parameter.annotation is not inspect.Parameter.empty:
             annotations[parameter.name] = parameter.annotation
     return OptimizerInfo(
-        name=callable_name(cls),
+        name=origin(cls),
         options=None if takes_any else frozenset(options),
         defaults=defaults,
         annotations=annotations,

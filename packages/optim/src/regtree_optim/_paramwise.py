@@ -14,7 +14,8 @@ from typing import Any, Final, NamedTuple
 
 import torch
 
-from ._names import closest_names
+from regtree.naming import closest
+
 from ._optimizer_types import OptimizerInfo
 from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
 
@@ -364,7 +365,7 @@ def _check_unknown_keys(
             raise TypeError(f"paramwise_cfg keys must be str, got {key!r} ({type(key).__name__})")
         if key in declared:
             continue
-        close = closest_names(key, declared)
+        close = closest(key, declared, count=1)
         if strict:
             hint = f"; did you mean {close[0]!r}?" if close else "."
             raise ValueError(
@@ -417,7 +418,7 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
                 f"{where} sets {option!r}, which an entry may not set: {_CUSTOM_RESERVED[option]}."
             )
         if info.options is not None and option not in info.options:
-            close = closest_names(option, [*_CUSTOM_MULTS, *sorted(info.options)])
+            close = closest(option, [*_CUSTOM_MULTS, *sorted(info.options)], count=1)
             hint = f"; did you mean {close[0]!r}?" if close else "."
             raise ValueError(
                 f"{where} has unknown key {option!r}{hint} "

@@ -16,8 +16,7 @@ from torch.optim import Optimizer
 
 from regtree import NotRegisteredError, Registry
 from regtree.config import ConfigProblem, validate_config
-
-from ._names import closest_names
+from regtree.naming import closest
 
 __all__ = [
     "OPTIMIZERS",
@@ -135,7 +134,7 @@ def resolve_optimizer_type(optimizer_type: object, key: str = "type") -> Callabl
         found = OPTIMIZERS.get(optimizer_type)
         if found is not None:
             return found
-        close = closest_names(optimizer_type, OPTIMIZERS, count=3)
+        close = closest(optimizer_type, OPTIMIZERS, count=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise NotRegisteredError(
             f"{key}={optimizer_type!r} is not registered in registry {OPTIMIZERS.name!r} "

@@ -16,9 +16,9 @@ import torch
 from torch.optim import Optimizer
 
 from regtree import NotRegisteredError
+from regtree.naming import closest, origin
 
 from ._grouping import GroupPlan, Placement
-from ._names import callable_name, closest_names
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import ParamwiseRules
 from ._registries import OPTIMIZERS, resolve_optimizer_type
@@ -78,7 +78,7 @@ def check_routable(
         return
     raise ValueError(
         f"Parameter {param_name!r} (shape {tuple(shape)}, {len(shape)}-D) is routed to optimizer "
-        f"{optimizer_name!r} ({callable_name(optimizer_type)}) by {rule}, but it takes "
+        f"{optimizer_name!r} ({origin(optimizer_type)}) by {rule}, but it takes "
         f"{requirement[1]}; route it to another optimizer (narrow that rule, e.g. with "
         f"ndim: {requirement[0]} or exclude)."
     )
@@ -118,7 +118,7 @@ def _check_optimizers(optimizers: object, default: object) -> dict[str, Mapping[
             )
         checked[name] = cfg
     if not isinstance(default, str) or default not in checked:
-        hint = closest_names(default, checked) if isinstance(default, str) else []
+        hint = closest(default, checked, count=1) if isinstance(default, str) else []
         did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(
             f"RoutedOptimizer default={default!r} is not one of its optimizers "
@@ -146,7 +146,7 @@ def _route_groups(
             raise TypeError(f"RoutedOptimizer parameter group {index} is not a mapping: {group!r}")
         name = group.get(OPTIMIZER_KEY, default)
         if name not in routed:
-            hint = closest_names(name, routed) if isinstance(name, str) else []
+            hint = closest(name, routed, count=1) if isinstance(name, str) else []
             did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
             raise ValueError(
                 f"parameter group {index} has {OPTIMIZER_KEY}={name!r}, which is not one of "
@@ -520,7 +520,7 @@ def plan_routed(
             else f"default={routed.default!r}"
         )
         if route not in routed.rules:
-            hint = closest_names(route, routed.rules) if isinstance(route, str) else []
+            hint = closest(route, routed.rules, count=1) if isinstance(route, str) else []
             did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
             raise ValueError(
                 f"Parameter {placement.name!r} is routed by {rule} to optimizer {route!r}, which "

@@ -17,9 +17,10 @@ from typing import Any, Final
 
 from torch import nn
 
+from regtree.naming import closest
+
 from ._layer_decay import LayerDecay, resolve_layer_decay
 from ._module_kinds import module_kind
-from ._names import closest_names
 from ._optimizer_types import OptimizerInfo
 
 __all__ = [
@@ -345,7 +346,7 @@ def _resolve_one(
             raise ValueError(f"{where} sets {key!r}, which a rule may not set: {_RESERVED[key]}.")
         if accepted_options is not None and key not in accepted_options:
             valid = [*_SELECTORS, *_EFFECTS, *sorted(accepted_options)]
-            hint = closest_names(key, valid)
+            hint = closest(key, valid, count=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
             raise ValueError(
                 f"{where} has unknown key {key!r}{suggestion} A rule holds selectors "
@@ -396,7 +397,7 @@ def _resolve_one(
             "config, ...}, or drop 'optimizer' from the rule."
         )
     if route is not None and routes is not None and route not in routes:
-        hint = closest_names(route, routes)
+        hint = closest(route, routes, count=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(
             f"{where} routes its parameters to optimizer {route!r}, which is not one of "

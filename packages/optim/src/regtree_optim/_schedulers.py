@@ -22,8 +22,7 @@ from torch.optim import lr_scheduler as torch_schedulers
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 
 from regtree import Registry
-
-from ._names import callable_name
+from regtree.naming import origin
 
 __all__ = [
     "SCHEDULERS",
@@ -257,7 +256,7 @@ def _type_name(cfg: Mapping[str, Any]) -> str:
 def _shown_type(cfg: Mapping[str, Any]) -> str:
     """The scheduler as messages name it: its bare name, or a class as ``module:qualname``."""
     kind = cfg.get("type")
-    return _type_name(cfg) if isinstance(kind, str) else callable_name(kind)
+    return _type_name(cfg) if isinstance(kind, str) else origin(kind)
 
 
 def _describe(index: int, cfg: Mapping[str, Any]) -> str:

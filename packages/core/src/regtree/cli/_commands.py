@@ -12,10 +12,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._diagnostics import closest
-from .._naming import origin, registry_label
 from .._registry import Registry
 from ..config import format_path
+from ..naming import closest, origin, registry_label
 from ._roots import iter_tree
 from ._support import UsageError, did_you_mean, print_exception
 

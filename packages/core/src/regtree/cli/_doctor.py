@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .._naming import registry_label
 from .._registry import Registry
+from ..naming import registry_label
 from ._roots import find_root_registries, import_locations, iter_tree
 
 if TYPE_CHECKING:

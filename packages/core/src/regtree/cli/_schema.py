@@ -16,9 +16,9 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._naming import origin, registry_label
 from .._registry import Registry
 from ..config._validate import signature_of
+from ..naming import origin, registry_label
 from ._roots import iter_tree
 
 __all__ = ["SCHEMA_DIALECT", "annotation_schema", "config_schema"]

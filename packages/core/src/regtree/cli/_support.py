@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .._diagnostics import closest
 from ..config import ConfigError, load_config
+from ..naming import closest
 
 __all__ = [
     "UsageError",

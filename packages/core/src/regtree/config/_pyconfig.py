@@ -16,7 +16,7 @@ import string
 from typing import TYPE_CHECKING
 
 # Imported with the reader, not when an error is written: loading a config imports nothing.
-from .._diagnostics import closest
+from ..naming import closest
 from ._errors import ConfigError
 from ._scalars import BASE_REFERENCE
 from ._tree import Items, Leaf, Table, copy_containers, from_plain, to_plain

@@ -143,7 +143,7 @@ def every_path(node: Node, path: Path = ()) -> list[str]:
 
 def closest_path(root: Node, dotted: str) -> str | None:
     """Return the existing path of ``root`` closest to ``dotted``, or None when none is close."""
-    from .._diagnostics import closest
+    from ..naming import closest
 
     near = closest(dotted, every_path(root), count=1)
     return near[0] if near else None

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._miss import LookupMiss, RegistryNode, check_registry
-from .._naming import origin, registry_label
 from .._scope import check_scope, current_scope, default_scope
+from ..naming import closest, origin, registry_label
 
 if TYPE_CHECKING:  # inspect is imported by a check that needs it: `import regtree` stays light
     from inspect import Signature
@@ -281,7 +281,7 @@ class _Checker:
             found = self.registry.resolve(type_value, current_scope())
             if not isinstance(found, LookupMiss):
                 return found
-            from .._diagnostics import describe_miss, suggest_keys  # difflib: on problems only
+            from .._diagnostics import describe_miss, suggest_keys  # error texts: on problems only
 
             suggestions = suggest_keys(found)
             # A nested config of another registry (an initializer, another package's loss) is
@@ -312,8 +312,6 @@ class _Checker:
         if signature is None:
             return
         from inspect import Parameter
-
-        from .._diagnostics import closest  # difflib: on problems only
 
         parameters = signature.parameters.values()
         takes_any = any(p.kind is Parameter.VAR_KEYWORD for p in parameters)
