@@ -297,7 +297,7 @@ class GroupPlanner:
         self.decider = ParamDecider(rules)
         composition = rules.composition
         self.stage = (
-            RuleStage(composition, root, rules)
+            RuleStage(composition, root, rules, self.decider.frozen)
             if composition is not None and composition.after_builtin and root is not None
             else None
         )

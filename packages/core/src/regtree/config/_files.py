@@ -2,61 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._errors import ConfigError
+from ._formats import file_format
+from ._tree import Table, from_plain, to_plain
+from ._yaml import YamlProblem, parse_yaml
 
-if TYPE_CHECKING:
-    from ._tree import Table
-
-__all__ = ["SUPPORTED_SUFFIXES", "read_bytes", "read_tree"]
-
-# Suffix -> format name. Parsers are imported only when a file of that format is read, so
-# `import regtree` never pays for json, tomllib or yaml.
-SUPPORTED_SUFFIXES: dict[str, str] = {
-    ".json": "JSON",
-    ".toml": "TOML",
-    ".yaml": "YAML",
-    ".yml": "YAML",
-    ".py": "Python",  # OpenMMLab configs, read with ast and never run (_pyconfig)
-}
+__all__ = ["read_file", "read_tree"]
 
 
-def file_format(filename: str) -> str:
-    """Return the format of a config file by its extension.
+def read_file(filename: str) -> tuple[str, bytes]:
+    """The format of a config file, by its extension, and its content.
 
     Raises:
-        ConfigError: The extension is not one of `SUPPORTED_SUFFIXES`.
-    """
-    import os
-
-    suffix = os.path.splitext(filename)[1].lower()
-    found = SUPPORTED_SUFFIXES.get(suffix)
-    if found is None:
-        shown = repr(suffix) if suffix else "no extension"
-        raise ConfigError(
-            filename,
-            f"unsupported config file extension ({shown}); "
-            f"use one of {', '.join(SUPPORTED_SUFFIXES)}",
-        )
-    return found
-
-
-def read_bytes(filename: str) -> bytes:
-    """The content of a config file, checking its extension first.
-
-    Raises:
-        ConfigError: The extension is not supported.
+        ConfigError: The extension is not supported (said before the file is opened).
         OSError: The file cannot be opened.
     """
-    file_format(filename)
+    kind = file_format(filename)
     # Unbuffered: the whole file is read at once, and a buffered reader would only add its
     # set-up (an isatty call among it); measured, four small files read in 20 us, not 25 us.
     with open(filename, "rb", buffering=0) as stream:
-        return stream.read()
+        return kind, stream.read()
 
 
-def read_tree(filename: str, data: bytes | None = None) -> Table:
+def read_tree(filename: str, kind: str, data: bytes) -> Table:
     """Read one config file (no inheritance) into a tree whose values know their origin.
 
     Origins are ``filename:line`` for YAML and Python and ``filename`` for JSON and TOML, whose
@@ -65,21 +33,16 @@ def read_tree(filename: str, data: bytes | None = None) -> Table:
 
     Args:
         filename: The file, as origins and errors will name it.
-        data: Its content, where the caller has read it already.
+        kind: Its format, as `read_file` gives it.
+        data: Its content.
 
     Returns:
         The file's top-level mapping.
 
     Raises:
-        ConfigError: The extension is not supported, the file is not UTF-8, its syntax is wrong,
-            its top level is not a mapping, or it holds no settings.
-        OSError: The file cannot be opened (missing, a directory, no permission).
+        ConfigError: The file is not UTF-8, its syntax is wrong, its top level is not a
+            mapping, or it holds no settings.
     """
-    from ._tree import Table, from_plain, to_plain  # on the first read: import regtree stays light
-
-    kind = file_format(filename)
-    if data is None:
-        data = read_bytes(filename)
     text = _decode(filename, data)
     if not text.strip():
         raise ConfigError(filename, f"the file is empty; a config is a {kind} mapping")
@@ -154,8 +117,6 @@ def _parse_yaml(filename: str, text: str) -> object:
             "reading YAML needs PyYAML, which is not installed; "
             "install it with: pip install 'regtree[yaml]'",
         ) from None
-    from ._yaml import YamlProblem, parse_yaml
-
     try:
         return parse_yaml(filename, text)
     except YamlProblem as exc:

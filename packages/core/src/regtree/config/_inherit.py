@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
-from ._files import file_format, read_bytes, read_tree
+from ._files import read_file, read_tree
 from ._scalars import BASE_REFERENCE
 from ._tree import (
     Items,
@@ -69,11 +69,11 @@ def compose(filename: str) -> Table:
 
 def _compose(filename: str, chain: tuple[str, ...]) -> tuple[Table, Fingerprint]:
     """Compose ``filename``, which the files of ``chain`` inherit; say what it was made of."""
-    data = read_bytes(filename)
+    kind, data = read_file(filename)
     cached = _COMPOSED.get(filename)
     if cached is not None and cached[0][0][1] == data and _unchanged(cached[0][1:]):
         return cached[1], cached[0]
-    tree, fingerprint = _compose_anew(filename, data, chain)
+    tree, fingerprint = _compose_anew(filename, kind, data, chain)
     if len(_COMPOSED) >= _COMPOSED_MAX:
         del _COMPOSED[next(iter(_COMPOSED))]  # the oldest
     _COMPOSED[filename] = fingerprint, tree
@@ -83,19 +83,21 @@ def _compose(filename: str, chain: tuple[str, ...]) -> tuple[Table, Fingerprint]
 def _unchanged(fingerprint: Fingerprint) -> bool:
     for path, data in fingerprint:
         try:
-            if read_bytes(path) != data:
+            if read_file(path)[1] != data:
                 return False
         except (OSError, ConfigError):
             return False
     return True
 
 
-def _compose_anew(filename: str, data: bytes, chain: tuple[str, ...]) -> tuple[Table, Fingerprint]:
-    tree = read_tree(filename, data)
+def _compose_anew(
+    filename: str, kind: str, data: bytes, chain: tuple[str, ...]
+) -> tuple[Table, Fingerprint]:
+    tree = read_tree(filename, kind, data)
     fingerprint: Fingerprint = ((filename, data),)
     base_node = tree.pop(BASE_KEY, None)
     replacing: set[int] = set()
-    prepare = _may_hold_markers(filename, data)
+    prepare = _may_hold_markers(kind, data)
     if base_node is None:
         if prepare:
             _prepare(filename, tree, None, replacing)  # a reference is refused: no bases
@@ -133,7 +135,7 @@ def _compose_anew(filename: str, data: bytes, chain: tuple[str, ...]) -> tuple[T
     return _merge(merged, tree, replacing), fingerprint
 
 
-def _may_hold_markers(filename: str, data: bytes) -> bool:
+def _may_hold_markers(kind: str, data: bytes) -> bool:
     """Whether a file's tree may hold a ``_delete_`` key or a ``{{`` string, for `_prepare`.
 
     In JSON, TOML and YAML neither can be written without its characters appearing in the
@@ -141,9 +143,7 @@ def _may_hold_markers(filename: str, data: bytes) -> bool:
     Measured, the config benchmark's four YAML files are composed in 512 us instead of 528 us
     without walking trees that hold neither (TOML: 854 us instead of 871 us).
     """
-    return (
-        b"_delete_" in data or b"{{" in data or b"\\" in data or file_format(filename) == "Python"
-    )
+    return b"_delete_" in data or b"{{" in data or b"\\" in data or kind == "Python"
 
 
 def _base_names(filename: str, node: Node) -> list[tuple[str, str]]:

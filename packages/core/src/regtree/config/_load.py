@@ -1,8 +1,9 @@
 """Loading a config: its file and the files it inherits, merged, then the overrides (SPEC 5, 5.2).
 
 The work lives in small modules, imported on the first load so that ``import regtree`` stays
-light: `_files` reads one file (`_yaml` for YAML 1.2), `_inherit` merges the ``_base_`` files,
-`_overrides` applies ``--set`` texts, and `_tree` carries every value's origin through all of it.
+light (only `_formats`, which names the extensions, comes with it): `_files` reads one file
+(`_yaml` for YAML 1.2), `_inherit` merges the ``_base_`` files, `_overrides` applies ``--set``
+texts, and `_tree` carries every value's origin through all of it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
-from ._files import SUPPORTED_SUFFIXES
+from ._formats import SUPPORTED_SUFFIXES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
