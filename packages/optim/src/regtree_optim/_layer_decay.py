@@ -278,18 +278,15 @@ class LayerDepths:
             assert config.num_layers is not None
             self._num_layers = config.num_layers
             self._layer = self._regex_layer
-            # Per pair (and one more for names no pair matches): captured text -> scale, so each
-            # name costs its regex calls and one lookup. A dict per pair rather than one keyed by
-            # (pair, text) tuples: scale() over the 10,000 names of the benchmark's five-rules
-            # row went from 4.1 to 3.7 ms.
-            self._by_capture: list[dict[str | None, LayerScale]] = [
-                {} for _ in range(len(depth) + 1)
-            ]
-            # The bound match: no attribute lookup per name.
-            self._grouped = [
-                (index, pattern.match, pattern.groups > 0)
-                for index, (pattern, _) in enumerate(depth)
-            ]
+            # Per pair: its bound match (no attribute lookup per name), whether it captures, and
+            # captured text -> scale, so each name costs its regex calls and one lookup. A dict
+            # per pair rather than one keyed by (pair, text) tuples: scale() over the 10,000
+            # names of the benchmark's five-rules row went from 4.1 to 3.7 ms; the dict in the
+            # pair's tuple rather than in a list by index, 0.4 ms less again.
+            self._grouped: list[
+                tuple[Callable[[str], re.Match[str] | None], bool, dict[str | None, LayerScale]]
+            ] = [(pattern.match, pattern.groups > 0, {}) for pattern, _ in depth]
+            self._unmatched: dict[str | None, LayerScale] = {}  # names no pair matches
             self.scale = self._regex_scale
 
     def layer(self, name: str) -> tuple[int, int]:
@@ -330,19 +327,18 @@ class LayerDepths:
         return self._num_layers - 1, self._num_layers
 
     def _regex_scale(self, name: str) -> LayerScale:
-        for index, match, grouped in self._grouped:
+        by_capture = self._unmatched
+        captured = None
+        for match, grouped, pair_scales in self._grouped:
             found = match(name)
             if found is not None:
-                by_capture = self._by_capture[index]
-                captured = found.group(1) if grouped else None
-                scale = by_capture.get(captured)
-                if scale is None:
-                    scale = by_capture[captured] = self._scale(name)
-                return scale
-        unmatched = self._by_capture[-1]
-        scale = unmatched.get(None)
+                by_capture = pair_scales
+                if grouped:
+                    captured = found[1]
+                break
+        scale = by_capture.get(captured)
         if scale is None:
-            scale = unmatched[None] = self._scale(name)
+            scale = by_capture[captured] = self._scale(name)
         return scale
 
     def _scale(self, name: str) -> LayerScale:

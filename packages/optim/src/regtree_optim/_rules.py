@@ -58,9 +58,9 @@ class ParamRule:
     Attributes:
         index: Its position in the list.
         label: How ``explain`` and messages name it: ``'rules[2]'``.
-        match: Globs over the full name, compiled into one pattern (None: not given).
+        globs: The ``match`` and ``exclude`` globs over the full name, compiled into one
+            pattern whose ``match()`` holds where they select it (None: neither given).
         regex: ``re.search``-ed in the full name (None: not given).
-        exclude: Globs that deselect, compiled into one pattern (None: not given).
         kinds: Module kinds (``'norm'``, ...) of which the owning module must be one.
         classes: Class names of which the owning module's class (or a base) must be one.
         ndim: Inclusive ``(min, max)`` of the parameter's ``ndim`` (None: not given).
@@ -74,9 +74,8 @@ class ParamRule:
 
     index: int
     label: str
-    match: re.Pattern[str] | None = None
+    globs: re.Pattern[str] | None = None
     regex: re.Pattern[str] | None = None
-    exclude: re.Pattern[str] | None = None
     kinds: frozenset[str] = frozenset()
     classes: frozenset[str] = frozenset()
     ndim: tuple[int, int] | None = None
@@ -90,7 +89,7 @@ class ParamRule:
     @property
     def selects_by_name(self) -> bool:
         """Whether the full name takes part (``match``, ``regex`` or ``exclude``)."""
-        return self.match is not None or self.regex is not None or self.exclude is not None
+        return self.globs is not None or self.regex is not None
 
     def selects_facts(
         self, kinds: frozenset[str], classes: frozenset[str], name: str, ndim: int
@@ -111,8 +110,8 @@ def is_depthwise(module: nn.Module, is_conv: bool) -> bool:
 # A name test, compiled: a pattern's bound ``match``/``search`` (cheaper than the pattern's
 # attribute at every call), or None where the rule does not give that selector.
 _Test = Callable[[str], "re.Match[str] | None"] | None
-# One rule's name selectors: (its bit, match, regex's search, exclude's match).
-_NameCheck = tuple[int, _Test, _Test, _Test]
+# One rule's name selectors: (its bit, its globs' match, its regex's search).
+_NameCheck = tuple[int, _Test, _Test]
 # What the facts decide for one (name, ndim): the bits of the rules selecting it whatever its
 # full name, and the name checks of the rules whose other selectors hold.
 SelectionEntry = tuple[int, tuple[_NameCheck, ...]]
@@ -193,9 +192,8 @@ class RuleSelector:
             checks.append(
                 (
                     1 << position,
-                    None if rule.match is None else rule.match.match,
+                    None if rule.globs is None else rule.globs.match,
                     None if rule.regex is None else rule.regex.search,
-                    None if rule.exclude is None else rule.exclude.match,
                 )
             )
         entry = table[(name, ndim)] = (static, tuple(checks))
@@ -215,13 +213,11 @@ class RuleSelector:
         if entry is None:
             entry = self._entry(table, name, ndim)
         selected, checks = entry
-        # The hot path of name selectors: one compiled pattern call per selector given.
-        for bit, match, search, exclude in checks:
-            if match is not None and match(full_name) is None:
+        # The hot path of name selectors: at most two compiled pattern calls per rule.
+        for bit, globs, search in checks:
+            if globs is not None and globs(full_name) is None:
                 continue
             if search is not None and search(full_name) is None:
-                continue
-            if exclude is not None and exclude(full_name) is not None:
                 continue
             selected |= bit
         return selected
@@ -261,10 +257,20 @@ def _str_list(value: object, index: int, key: str, what: str) -> list[str]:
     )
 
 
-def _globs(value: object, index: int, key: str) -> re.Pattern[str]:
+def _globs(value: object, index: int, key: str) -> str:
     globs = _str_list(value, index, key, "a glob (a str such as 'backbone.*.norm*.weight')")
     # fnmatch syntax, case-sensitive, over the whole name; '*' crosses dots.
-    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs))
+    return "|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs)
+
+
+def _glob_selector(match: str | None, exclude: str | None) -> re.Pattern[str] | None:
+    # match and exclude as one pattern, (?=match)(?!exclude) at the name's start: one call per
+    # parameter where a rule gives both, instead of two.
+    if match is None and exclude is None:
+        return None
+    selects = "" if match is None else f"(?={match})"
+    deselects = "" if exclude is None else f"(?!{exclude})"
+    return re.compile(selects + deselects)
 
 
 def _regex(value: object, index: int) -> re.Pattern[str]:
@@ -397,12 +403,14 @@ def _resolve_one(
             f"{where} routes its parameters to optimizer {route!r}, which is not one of "
             f"the optimizers: {', '.join(map(repr, routes))}.{suggestion}"
         )
+    match = _globs(values["match"], index, "match") if "match" in values else None
+    regex = _regex(values["regex"], index) if "regex" in values else None
+    exclude = _globs(values["exclude"], index, "exclude") if "exclude" in values else None
     return ParamRule(
         index=index,
         label=f"rules[{index}]",
-        match=_globs(values["match"], index, "match") if "match" in values else None,
-        regex=_regex(values["regex"], index) if "regex" in values else None,
-        exclude=_globs(values["exclude"], index, "exclude") if "exclude" in values else None,
+        globs=_glob_selector(match, exclude),
+        regex=regex,
         kinds=frozenset(kinds),
         classes=frozenset(classes),
         ndim=_ndim(values["ndim"], index) if "ndim" in values else None,
