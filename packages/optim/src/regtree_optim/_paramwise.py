@@ -481,6 +481,26 @@ def _check_optimizer_cfg(optimizer_cfg: Mapping[str, Any], info: OptimizerInfo) 
             _check_option(info, option, value, "optimizer_cfg")
 
 
+def _check_values(paramwise_cfg: Mapping[str, Any]) -> str:
+    """Check the multipliers, flags and ``decay_precedence`` of SPEC 3.2; return the latter."""
+    for key in _MULT_KEYS:
+        if paramwise_cfg.get(key) is not None:
+            _check_mult(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
+    for key in _BOOL_KEYS:
+        if key in paramwise_cfg and not isinstance(paramwise_cfg[key], bool):
+            raise TypeError(
+                f"paramwise_cfg[{key!r}] must be True or False, got {paramwise_cfg[key]!r}"
+            )
+    precedence = paramwise_cfg.get("decay_precedence", DECAY_PRECEDENCES[0])
+    if precedence not in DECAY_PRECEDENCES:
+        raise ValueError(
+            f"paramwise_cfg['decay_precedence'] must be 'mmcv' or 'mmengine', got "
+            f"{precedence!r}: 'mmcv' (the default) reproduces mmcv 1.x's weight-decay rules, "
+            "'mmengine' mmengine 0.x's."
+        )
+    return str(precedence)
+
+
 def resolve_rules(
     optimizer_cfg: Mapping[str, Any],
     paramwise_cfg: Mapping[str, Any],
@@ -515,21 +535,7 @@ def resolve_rules(
     _check_optimizer_cfg(optimizer_cfg, optimizer)
     base_lr = optimizer_cfg.get("lr")
     base_wd = optimizer_cfg.get("weight_decay")
-    for key in _MULT_KEYS:
-        if paramwise_cfg.get(key) is not None:
-            _check_mult(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
-    for key in _BOOL_KEYS:
-        if key in paramwise_cfg and not isinstance(paramwise_cfg[key], bool):
-            raise TypeError(
-                f"paramwise_cfg[{key!r}] must be True or False, got {paramwise_cfg[key]!r}"
-            )
-    precedence = paramwise_cfg.get("decay_precedence", DECAY_PRECEDENCES[0])
-    if precedence not in DECAY_PRECEDENCES:
-        raise ValueError(
-            f"paramwise_cfg['decay_precedence'] must be 'mmcv' or 'mmengine', got "
-            f"{precedence!r}: 'mmcv' (the default) reproduces mmcv 1.x's weight-decay rules, "
-            "'mmengine' mmengine 0.x's."
-        )
+    precedence = _check_values(paramwise_cfg)
     _check_bases(paramwise_cfg, base_lr, base_wd)
     baseline = {
         **optimizer.defaults,

@@ -332,6 +332,42 @@ def _resolve_one(
     routes: Collection[str] | None,
 ) -> ParamRule:
     where = _where(index)
+    values, options = _sort_keys(index, entry, optimizer)
+    kinds, classes = _modules(values["module"], index) if "module" in values else ((), ())
+    lr_mult, decay_mult = _multipliers(index, values, base_lr, base_wd)
+    freeze = values.get("freeze", False)
+    if not isinstance(freeze, bool):
+        raise TypeError(f"{where}['freeze'] must be True or False, got {freeze!r}.")
+    route = _route(index, values.get("optimizer"), optimizer.name, routes)
+    match = _globs(values["match"], index, "match") if "match" in values else None
+    regex = _regex(values["regex"], index) if "regex" in values else None
+    exclude = _globs(values["exclude"], index, "exclude") if "exclude" in values else None
+    return ParamRule(
+        index=index,
+        label=f"rules[{index}]",
+        globs=_glob_selector(match, exclude),
+        regex=regex,
+        kinds=frozenset(kinds),
+        classes=frozenset(classes),
+        ndim=_ndim(values["ndim"], index) if "ndim" in values else None,
+        names=(
+            frozenset(_str_list(values["name"], index, "name", "a parameter name such as 'bias'"))
+            if "name" in values
+            else None
+        ),
+        lr_mult=lr_mult,
+        decay_mult=decay_mult,
+        options=options,
+        freeze=freeze,
+        optimizer=route,
+    )
+
+
+def _sort_keys(
+    index: int, entry: Mapping[Any, Any], optimizer: OptimizerInfo
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a rule into its selectors and effects, and the optimizer options it sets."""
+    where = _where(index)
     accepted_options = optimizer.options
     optimizer_name = optimizer.name
     values: dict[str, Any] = {}
@@ -365,7 +401,14 @@ def _resolve_one(
             f"{where} has no selector, so it would apply to every parameter by accident; give at "
             f"least one of {', '.join(_SELECTORS)} (match='*' selects everything)."
         )
-    kinds, classes = _modules(values["module"], index) if "module" in values else ((), ())
+    return values, options
+
+
+def _multipliers(
+    index: int, values: Mapping[str, Any], base_lr: Any, base_wd: Any
+) -> tuple[float | None, float | None]:
+    """A rule's ``lr_mult`` and ``decay_mult`` (None where not given), each with its base."""
+    where = _where(index)
     lr_mult = _mult(values["lr_mult"], index, "lr_mult") if "lr_mult" in values else None
     decay_mult = (
         _mult(values["decay_mult"], index, "decay_mult") if "decay_mult" in values else None
@@ -381,50 +424,35 @@ def _resolve_one(
             "there is nothing to multiply; add weight_decay to the optimizer config or drop "
             "decay_mult."
         )
-    freeze = values.get("freeze", False)
-    if not isinstance(freeze, bool):
-        raise TypeError(f"{where}['freeze'] must be True or False, got {freeze!r}.")
-    route = values.get("optimizer")
-    if route is not None and not (isinstance(route, str) and route):
+    return lr_mult, decay_mult
+
+
+def _route(
+    index: int, route: object, optimizer_name: str, routes: Collection[str] | None
+) -> str | None:
+    """A rule's ``optimizer`` (SPEC 3.6): one of the RoutedOptimizer's names, or None."""
+    where = _where(index)
+    if route is None:
+        return None
+    if not (isinstance(route, str) and route):
         raise TypeError(
             f"{where}['optimizer'] must name one of RoutedOptimizer's optimizers (a non-empty "
             f"str), got {route!r} ({type(route).__name__})."
         )
-    if route is not None and routes is None:
+    if routes is None:
         raise ValueError(
             f"{where} routes its parameters to optimizer {route!r}, but {optimizer_name} "
             "has no optimizers to route to; use type='RoutedOptimizer' with optimizers={name: "
             "config, ...}, or drop 'optimizer' from the rule."
         )
-    if route is not None and routes is not None and route not in routes:
+    if route not in routes:
         hint = closest(route, routes, count=1)
         suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
         raise ValueError(
             f"{where} routes its parameters to optimizer {route!r}, which is not one of "
             f"the optimizers: {', '.join(map(repr, routes))}.{suggestion}"
         )
-    match = _globs(values["match"], index, "match") if "match" in values else None
-    regex = _regex(values["regex"], index) if "regex" in values else None
-    exclude = _globs(values["exclude"], index, "exclude") if "exclude" in values else None
-    return ParamRule(
-        index=index,
-        label=f"rules[{index}]",
-        globs=_glob_selector(match, exclude),
-        regex=regex,
-        kinds=frozenset(kinds),
-        classes=frozenset(classes),
-        ndim=_ndim(values["ndim"], index) if "ndim" in values else None,
-        names=(
-            frozenset(_str_list(values["name"], index, "name", "a parameter name such as 'bias'"))
-            if "name" in values
-            else None
-        ),
-        lr_mult=lr_mult,
-        decay_mult=decay_mult,
-        options=options,
-        freeze=freeze,
-        optimizer=route,
-    )
+    return route
 
 
 def resolve_param_rules(
