@@ -114,3 +114,21 @@ def test_a_non_string_key_is_refused_with_its_line(tmp_path: Path) -> None:
         ConfigError, match=r"line 2, column 3: .*key 1 is not a string; config keys"
     ):
         load_config(write(tmp_path, "cfg.yaml", "model:\n  1: a\n"))
+
+
+@pytest.mark.parametrize(
+    "tag", ["!!int", "!!float", "!!bool", "!!null", "!!str", "!<tag:regtree:plain>"]
+)
+@pytest.mark.parametrize("collection", ["[1, 2]", "{b: 1}"])
+def test_a_collection_tagged_as_a_scalar_is_invalid_yaml_with_its_line(
+    tmp_path: Path, tag: str, collection: str
+) -> None:
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError
+
+    kind = "sequence" if collection.startswith("[") else "mapping"
+    with pytest.raises(
+        ConfigError,
+        match=rf"line 2, column 6: invalid YAML: expected a scalar node, but found {kind}",
+    ):
+        load_config(write(tmp_path, "cfg.yaml", f"a: 1\nb:   {tag} {collection}\n"))

@@ -89,17 +89,19 @@ def core_schema_classes() -> tuple[Any, Any]:
     class CoreSchemaConstructor(yaml.constructor.SafeConstructor):
         """PyYAML's safe constructor with the YAML 1.2 core schema instead of YAML 1.1's."""
 
+        # Each reads its text with construct_scalar, which refuses a collection tagged as a
+        # scalar (`!!int [1]`) with PyYAML's own error, reported as invalid YAML.
         def construct_yaml_int(self, node: Any) -> int:
-            return to_int(node.value)
+            return to_int(self.construct_scalar(node))
 
         def construct_yaml_float(self, node: Any) -> float:
-            return to_float(node.value)
+            return to_float(self.construct_scalar(node))
 
         def construct_yaml_bool(self, node: Any) -> bool:
-            return bool(node.value[:1] in "tT")
+            return bool(self.construct_scalar(node)[:1] in "tT")
 
         def construct_plain(self, node: Any) -> object:
-            return resolve_plain(node.value)
+            return resolve_plain(self.construct_scalar(node))
 
     constructors = {
         "tag:yaml.org,2002:int": CoreSchemaConstructor.construct_yaml_int,
