@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from regtree import AlreadyRegisteredError, Registry, _plugins, _registry, default_scope
+from regtree import (
+    AlreadyRegisteredError,
+    Registry,
+    _plugins,
+    _registry,
+    default_scope,
+)
 
 from .conftest import LOCATION_HOST, PLUGIN_HOST, MakeDistribution, PluginHost, Tree
 
@@ -213,6 +219,66 @@ def test_a_hit_found_while_a_plugin_imported_is_not_kept_once_the_plugin_failed(
     assert seen == [dict]  # what the thread saw while the plugin was half-way
     with pytest.raises(ImportError, match="plugin for scope 'plug_race'"):
         plugin_host.root.get("plug_race.First")
+
+
+def test_a_hit_kept_before_its_scope_s_plugin_failed_answers_with_the_error(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    # The scope's registry came into two trees without its plugin (made directly); a hit
+    # through it is kept in each; then a third tree's lookup imports the plugin, which fails:
+    # the scope answers with the import error in every tree from then on, as it would had
+    # nothing been kept. (Not load_plugins(): it would import the installed demo plugins, and
+    # torch with them, inside a test that forgets the modules it imported.)
+    make_distribution(
+        "regtree-plug-direct",
+        {"plug_direct": "plug_direct"},
+        {"plug_direct": "raise ImportError('plug_direct needs libbar')\n"},
+    )
+    direct: Registry[Any] = Registry("model", parent=plugin_host.root, scope="plug_direct")
+    made = direct.register_module(module=_made("Direct"))
+    other: Registry[Any] = Registry("model", scope="elsewhere")  # another tree
+    Registry("model", parent=other, scope="plug_direct").register_module(module=_made("Direct"))
+    for registry in (plugin_host.root, other):
+        assert registry.get("plug_direct.Direct") is not None
+    assert plugin_host.root.resolve("plug_direct.Direct") is made
+    with pytest.raises(ImportError, match="needs libbar"):
+        Registry("model", scope="third").get("plug_direct.Direct")
+    for registry in (plugin_host.root, other):
+        with pytest.raises(ImportError, match="plugin for scope 'plug_direct'"):
+            registry.get("plug_direct.Direct")
+        with pytest.raises(ImportError, match="plugin for scope 'plug_direct'"):
+            registry.build({"type": "plug_direct.Direct"})
+
+
+def test_a_registration_that_raises_half_way_leaves_entries_and_lookups_as_they_were(
+    registry: Registry[Any],
+) -> None:
+    old, new = _made("Old"), _made("New")
+    registry.register_module(name="A", module=old)
+    assert registry.get("A") is old
+    assert registry.get("B") is None
+
+    class BrokenName(str):
+        """A name whose hash works once (the check of repeats), then raises."""
+
+        calls = 0
+
+        def __hash__(self) -> int:
+            BrokenName.calls += 1
+            if BrokenName.calls > 1:
+                raise RuntimeError("broken hash")
+            return str.__hash__(self)
+
+    with pytest.raises(RuntimeError, match="broken hash"):
+        registry.register_module(name=["B", BrokenName("C")], module=new)
+    BrokenName.calls = 0
+    with pytest.raises(RuntimeError, match="broken hash"):
+        registry.register_module(name=["A", BrokenName("D")], module=new, force=True)
+    assert dict(registry.module_dict) == {"A": old}
+    assert registry.get("A") is old
+    assert registry.get("B") is None
+    assert registry.register_module(name=["B", "C"], module=new) is new
+    assert registry.get("B") is registry.get("C") is new
 
 
 def test_a_lookup_waits_for_the_locations_even_after_the_importer_looked_the_key_up(

@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:  # importlib.metadata is imported when entry points are first read
     from importlib.metadata import EntryPoint
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginCatalog", "catalog", "load_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginCatalog", "catalog", "failure_listeners", "load_plugins"]
 
 ENTRY_POINT_GROUP = "regtree.scopes"
+
+# Called with no argument each time a catalog records a plugin's failure, before the import's
+# waiters wake: the registry layer drops what its lookups remember, since a scope whose plugin
+# failed now answers with the import error (Registry._forget).
+failure_listeners: list[Callable[[], object]] = []
 
 # How often a thread waiting for another thread's plugin import checks that the wait can end.
 # The importing thread may be blocked in the import system on a module that the waiting thread is
@@ -126,8 +132,12 @@ class PluginCatalog:
                 # An import cycle between threads is no fault of the plugin: a later lookup may
                 # import it again. Anything else is final (SPEC 2.4: imported once).
                 deadlock = _is_import_deadlock(exc)
-                if not deadlock and isinstance(exc, Exception):
+                failed = not deadlock and isinstance(exc, Exception)
+                if failed:
                     self.failed[scope] = (_distribution_name(entries[0]), exc)
+            if failed:
+                for listener in tuple(failure_listeners):
+                    listener()
             job.done.set()
             if deadlock:
                 return True
@@ -195,15 +205,6 @@ class PluginCatalog:
                 return False
             thread = running[0]
         return False
-
-    def settled(self) -> bool:
-        """Tell whether no plugin import is in progress and none has failed in this process.
-
-        Only then does every scope's registry stay as a lookup sees it: a plugin being imported
-        may still fail, and a scope whose plugin failed answers with the import error.
-        """
-        with self._lock:  # the two tables change together, under this lock
-            return not self._imports and not self.failed
 
     def raise_failure(self, scope: str) -> NoReturn:
         """Raise the ImportError for ``scope``, whose plugin failed to import earlier.

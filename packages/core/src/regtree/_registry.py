@@ -6,6 +6,7 @@ import functools
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType, MappingProxyType
@@ -23,6 +24,7 @@ __all__ = ["Registry", "registry_label"]
 # How many keys a registry remembers the lookup of (Registry._known): a bound on the memory
 # that lookups of ever new keys could take; past it, lookups run as if nothing were remembered.
 _KNOWN_LIMIT = 4096
+_FREE = object()  # in _register's record of the names it changed: the name held nothing
 
 T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
@@ -60,7 +62,7 @@ class Registry(Generic[T]):
     """
 
     __slots__ = (
-        "__weakref__",
+        "__weakref__",  # _ROOTS holds the roots weakly
         "_build_func",
         "_children",
         "_decorator",
@@ -129,14 +131,17 @@ class Registry(Generic[T]):
         # first from the root. Replaced whole, under the root's lock, when the tree grows, so a
         # lookup reads one consistent table.
         self._scopes: dict[str, Registry[Any]] = {scope: self}
-        # The registries of the tree, breadth first, as of the last adoption: the root's is read.
+        # The registries of the tree, breadth first, as of the last adoption. Kept on the root
+        # only (_adopt replaces the root's; a child keeps its own (self,), never read).
         self._members: tuple[Registry[Any], ...] = (self,)
         # What lookups found for a key since the tree last changed (None: nothing). See _forget.
         self._known: dict[str, Callable[..., T] | None] = {}
         # What @register_module() returns, made once: making a partial per class took 90 ns
         # of the 344 ns a class cost (mmengine: 323 ns; benchmarks/_registry_bench.py).
         self._decorator: Callable[[Any], Any] = functools.partial(self._register, None, False)
-        if parent is not None:
+        if parent is None:
+            _ROOTS.add(self)
+        else:
             parent._adopt(self)
 
     def _constructor_caller(self) -> FrameType | None:
@@ -173,6 +178,8 @@ class Registry(Generic[T]):
         A lookup remembers what it found in the table it read before it began (get), and every
         change replaces every table after it is made: a result found before a change lands in a
         table that the change has dropped, or will drop. So no lock is needed on either side.
+        The changes: a name bound, replaced or taken back, a child adopted, and a plugin's
+        failure (any tree's: its scope now answers with the import error).
         """
         for registry in self._root._members:
             registry._known = {}
@@ -388,14 +395,12 @@ class Registry(Generic[T]):
         """Keep what a lookup found for ``key`` in ``known``, the table read before it began.
 
         Not kept: a miss of a scoped key (the plugins installed decide it, and tests swap them);
-        a hit through a scope while a plugin is being imported or after one failed (the scope
-        must answer with the import error); anything while a registry of the tree imports its
-        locations (what the importing thread sees is half-done, and other threads wait for it);
-        and anything past _KNOWN_LIMIT keys.
+        anything while a registry of the tree imports its locations (what the importing thread
+        sees is half-done, and other threads wait for it); and anything past _KNOWN_LIMIT keys.
         """
         if type(key) is not str or len(known) >= _KNOWN_LIMIT:
             return
-        if "." in key and (found is None or not _plugins.catalog.settled()):
+        if found is None and "." in key:
             return
         for registry in self._root._members:
             if registry._importing_locations:
@@ -546,16 +551,20 @@ class Registry(Generic[T]):
             # no Python code, so of several threads binding one name exactly one wins, and the
             # others see its entry. Under the lock a class took 517 ns against mmengine's
             # 363 ns (mmengine takes none); so, 211 ns against 312 ns (_registry_bench.py).
-            holder = entries.setdefault(names[0], module)
-            if holder is module:
+            try:
+                holder = entries.setdefault(names[0], module)
+            finally:
                 self._forget()
+            if holder is module:
                 return module
             # A clash is decided under the lock, where no registration of several names is
             # half-done: the entry seen may be one that such a registration takes back.
             with self._root._lock:
-                holder = entries.setdefault(names[0], module)
+                try:
+                    holder = entries.setdefault(names[0], module)
+                finally:
+                    self._forget()
             if holder is module:
-                self._forget()
                 return module
             raise self._clash(names[0], holder, module)
         with self._root._lock:
@@ -564,23 +573,29 @@ class Registry(Generic[T]):
             # this call has bound by then are taken back. The one race this leaves: another
             # thread registering this very object under one of these names at that moment
             # returns as if the name stayed bound.
+            changed: list[tuple[str, object]] = []  # each name bound so far, and what it held
             clash = None
-            if force:
+            try:
                 for name in names:
-                    entries[name] = module
-            else:
-                bound: list[str] = []
-                for name in names:
-                    was_free = name not in entries
-                    holder = entries.setdefault(name, module)
-                    if holder is not module:
-                        for taken_back in bound:
-                            del entries[taken_back]
-                        clash = name, holder
-                        break
-                    if was_free:
-                        bound.append(name)
-            self._forget()  # after a take-back too: the names were visible meanwhile
+                    if force:
+                        held = entries.get(name, _FREE)
+                        entries[name] = module
+                    else:
+                        was_free = name not in entries
+                        held = entries.setdefault(name, module)
+                        if held is not module:
+                            clash = name, held
+                            break
+                        held = _FREE if was_free else module
+                    if held is not module:
+                        changed.append((name, held))
+                if clash is not None:
+                    _put_back(entries, changed)
+            except BaseException:
+                _put_back(entries, changed)  # a name whose hash or comparison raised: none bound
+                raise
+            finally:
+                self._forget()  # after a take-back too: the names were visible meanwhile
         if clash is not None:
             raise self._clash(*clash, module)  # outside the lock: it runs the objects' code
         return module
@@ -615,6 +630,27 @@ class Registry(Generic[T]):
 
         problems: list[Any] = validate_config(self, cfg)
         return problems
+
+
+# Every root registry: a plugin's failure drops what the lookups of every tree remember.
+_ROOTS: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
+
+
+def _forget_everywhere() -> None:
+    for root in list(_ROOTS):
+        root._forget()
+
+
+_plugins.failure_listeners.append(_forget_everywhere)
+
+
+def _put_back(entries: dict[str, Any], changed: list[tuple[str, object]]) -> None:
+    """Undo a registration's changes to ``entries``, last first (see Registry._register)."""
+    for name, held in reversed(changed):
+        if held is _FREE:
+            del entries[name]
+        else:
+            entries[name] = held
 
 
 def _holds(frame: FrameType, obj: object) -> bool:
