@@ -88,6 +88,20 @@ def test_a_name_taken_back_is_not_remembered_as_bound(registry: Registry[Any]) -
     assert registry.get("Right") is taken
 
 
+def test_a_take_back_keeps_a_name_that_already_held_the_same_object(
+    registry: Registry[Any],
+) -> None:
+    # ['A', 'B'] for an object that 'A' already holds, with 'B' taken: only what this call bound
+    # is taken back, so 'A' stays.
+    held, other = _made("Held"), _made("Other")
+    registry.register_module(name="A", module=held)
+    registry.register_module(name="B", module=other)
+    with pytest.raises(AlreadyRegisteredError, match="'B' is already registered"):
+        registry.register_module(name=["A", "B"], module=held)
+    assert dict(registry.module_dict) == {"A": held, "B": other}
+    assert registry.get("A") is held
+
+
 def test_a_lookup_that_raced_a_registration_keeps_no_stale_miss(registry: Registry[Any]) -> None:
     # Another thread registers 'Late' after this lookup found nothing and before it kept that:
     # the miss must not outlive the registration.
@@ -273,7 +287,7 @@ def test_a_registration_that_raises_half_way_leaves_entries_and_lookups_as_they_
         registry.register_module(name=["B", BrokenName("C")], module=new)
     BrokenName.calls = 0
     with pytest.raises(RuntimeError, match="broken hash"):
-        registry.register_module(name=["A", BrokenName("D")], module=new, force=True)
+        registry.register_module(name=["A", "Fresh", BrokenName("D")], module=new, force=True)
     assert dict(registry.module_dict) == {"A": old}
     assert registry.get("A") is old
     assert registry.get("B") is None
