@@ -226,7 +226,7 @@ def _pop_delete(filename: str, table: Table) -> bool:
 def _lookup(filename: str, bases: Table, dotted: str, origin: str) -> Node:
     parts = dotted.split(".")
     try:
-        parent = descend(bases, parts[:-1], whole=dotted)
+        parent: Table | Items = descend(bases, parts[:-1], whole=dotted)
         if isinstance(parent, Items):
             return parent[index_of(parent, parts[-1], ".".join(parts[:-1]))]
         if parts[-1] in parent:

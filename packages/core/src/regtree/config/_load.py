@@ -50,9 +50,16 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
         OSError: The file cannot be opened (missing, a directory, no permission).
         TypeError: ``overrides`` is a str or holds something that is not a str.
     """
+    from ._inherit import compose
     from ._tree import to_plain
 
-    config: dict[str, Any] = to_plain(_resolve(path, overrides))  # type: ignore[assignment]
+    texts = _texts(overrides)
+    filename = os.fspath(path)
+    config: dict[str, Any] = to_plain(compose(filename))  # type: ignore[assignment]
+    # The overrides change the plain copy, which shares nothing: no container on their paths is
+    # copied, and no value set is wrapped with its origin. Measured on the config benchmark
+    # (three bases, 20 overrides): a load takes 513 us instead of 533 us.
+    _override(filename, config, texts, plain=True)
     return config
 
 
@@ -81,24 +88,40 @@ def config_origins(path: str | os.PathLike[str], overrides: Iterable[str] = ()) 
 
 
 def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
-    if isinstance(overrides, str):
-        raise TypeError(
-            f"overrides is a list of str such as ['optimizer.lr=0.1'], not one str: {overrides!r}"
-        )
     from ._inherit import compose
-    from ._overrides import OverrideProblem, apply_overrides
     from ._tree import Table
 
+    texts = _texts(overrides)
     filename = os.fspath(path)
     tree = compose(filename)
-    overrides = list(overrides)
-    if overrides:
+    if texts:
         # Composed trees are shared: the overrides change a copy of each container they touch.
         root = Table(tree.origin)
         root.update(tree)
         tree = root
-        try:
-            apply_overrides(tree, overrides, fresh={id(root)})
-        except OverrideProblem as exc:
-            raise ConfigError(filename, str(exc)) from None
+        _override(filename, tree, texts, fresh={id(root)})
     return tree
+
+
+def _texts(overrides: Iterable[str]) -> list[str]:
+    if isinstance(overrides, str):
+        raise TypeError(
+            f"overrides is a list of str such as ['optimizer.lr=0.1'], not one str: {overrides!r}"
+        )
+    return list(overrides)
+
+
+def _override(
+    filename: str,
+    tree: Table | dict[str, Any],
+    texts: list[str],
+    fresh: set[int] | None = None,
+    *,
+    plain: bool = False,
+) -> None:
+    from ._overrides import OverrideProblem, apply_overrides
+
+    try:
+        apply_overrides(tree, texts, fresh, plain=plain)
+    except OverrideProblem as exc:
+        raise ConfigError(filename, str(exc)) from None

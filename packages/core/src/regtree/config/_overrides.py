@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._flow import FlowError, parse_flow_value
-from ._tree import Items, PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
+from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
 __all__ = ["OverrideProblem", "apply_override", "apply_overrides", "override_origin"]
 
@@ -29,7 +30,13 @@ def override_origin(text: str) -> str:
     return f"override {text!r}"
 
 
-def apply_overrides(tree: Table, overrides: Iterable[str], fresh: set[int] | None = None) -> None:
+def apply_overrides(
+    tree: Table | dict[str, Any],
+    overrides: Iterable[str],
+    fresh: set[int] | None = None,
+    *,
+    plain: bool = False,
+) -> None:
     """Apply overrides to a config's tree, in order.
 
     Args:
@@ -37,6 +44,8 @@ def apply_overrides(tree: Table, overrides: Iterable[str], fresh: set[int] | Non
         overrides: Override texts, such as ``'optimizer.lr=1e-3'``.
         fresh: The ids of the containers that belong to ``tree`` alone (its root among them);
             any other container an override changes is copied first. None: all of them do.
+        plain: ``tree`` is plain data (as `to_plain` gives it): values are set as they are,
+            without origins. Otherwise it is a tree, and each value set knows its override.
 
     Raises:
         TypeError: An override is not a str.
@@ -46,13 +55,19 @@ def apply_overrides(tree: Table, overrides: Iterable[str], fresh: set[int] | Non
         if not isinstance(text, str):
             raise TypeError(f"an override is a str such as 'optimizer.lr=0.1', got {text!r}")
         try:
-            apply_override(tree, text, fresh)
+            apply_override(tree, text, fresh, plain=plain)
         except (PathProblem, FlowError) as exc:
             raise OverrideProblem(f"override {text!r}: {exc}") from None
 
 
-def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> None:
-    """Apply one override to a config's tree.
+def apply_override(
+    tree: Table | dict[str, Any],
+    text: str,
+    fresh: set[int] | None = None,
+    *,
+    plain: bool = False,
+) -> None:
+    """Apply one override to a config's tree (or plain data, as `apply_overrides` says).
 
     Raises:
         PathProblem: The path does not fit the config, or the override's form does not fit
@@ -60,11 +75,14 @@ def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> Non
         FlowError: The value is not a YAML flow value.
     """
     operator, dotted, parts, value = _parse(text)
-    origin = override_origin(text)
-    parent = descend(tree, parts[:-1], create=operator in ("+", "++"), whole=dotted, fresh=fresh)
+    create = None
+    if operator in ("+", "++"):
+        create = _new_mapping if plain else _new_table
+    parent = descend(tree, parts[:-1], create=create, whole=dotted, fresh=fresh)
     last = parts[-1]
     index = -1
-    if isinstance(parent, Items):
+    current: Any
+    if isinstance(parent, list):
         where = ".".join(parts[:-1])
         index = index_of(parent, last, where, allow_end=operator in ("+", "++"))
         exists = index < len(parent)
@@ -73,8 +91,7 @@ def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> Non
         exists = last in parent
         current = parent.get(last)
     if operator == "+" and exists:
-        assert current is not None  # it exists
-        shown = to_plain(current)
+        shown = current if plain else to_plain(current)
         raise PathProblem(
             f"{dotted!r} already exists (it is {shown!r}); '+' adds a new key only: use "
             f"'{dotted}=...' to replace it, or '++{dotted}=...' to add or replace"
@@ -83,24 +100,30 @@ def apply_override(tree: Table, text: str, fresh: set[int] | None = None) -> Non
         add = "" if operator == "~" else f"; '+{dotted}=...' would add it"
         raise PathProblem(missing_key(tree, dotted) + add)
     if operator == "~":
-        assert current is not None  # it exists
-        if value is not _MISSING and to_plain(current) != value:
-            raise PathProblem(
-                f"{dotted!r} is {to_plain(current)!r}, not {value!r}, so it is not deleted"
-            )
-        if isinstance(parent, Items):
+        present = current if plain else to_plain(current)
+        if value is not _MISSING and present != value:
+            raise PathProblem(f"{dotted!r} is {present!r}, not {value!r}, so it is not deleted")
+        if isinstance(parent, list):
             del parent[index]
         else:
             del parent[last]
         return
-    node = from_plain(value, origin)
-    if isinstance(parent, Items):
+    node = value if plain else from_plain(value, override_origin(text))
+    if isinstance(parent, list):
         if index == len(parent):
             parent.append(node)
         else:
             parent[index] = node
     else:
         parent[last] = node
+
+
+def _new_table(parent: Table) -> Table:
+    return Table(parent.origin)
+
+
+def _new_mapping(parent: dict[str, Any]) -> dict[str, Any]:
+    return {}
 
 
 def _parse(text: str) -> tuple[str, str, list[str], object]:

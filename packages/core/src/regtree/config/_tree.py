@@ -8,9 +8,10 @@ Inheritance and overrides work on that tree, so the origin of every value travel
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TypeAlias
 
 __all__ = [
@@ -130,26 +131,32 @@ def format_dotted(path: Path) -> str:
     return ".".join(map(str, path))
 
 
+_MISSING = object()
+
+
 class PathProblem(Exception):
     """A dotted path that does not lead where it should; the message names the closest path."""
 
 
-def every_path(node: Node, path: Path = ()) -> list[str]:
-    """Return the dotted path of every node below ``node`` (mappings and lists included)."""
+def every_path(node: object, path: Path = ()) -> list[str]:
+    """Return the dotted path of every node below ``node`` (mappings and lists included).
+
+    ``node`` is a tree or plain data (as `descend` takes them).
+    """
     found: list[str] = []
-    stack: list[tuple[Path, Node]] = [(path, node)]
+    stack: list[tuple[Path, Any]] = [(path, node)]
     while stack:
         where, current = stack.pop()
         if where:
             found.append(format_dotted(where))
-        if isinstance(current, Table):
+        if isinstance(current, dict):
             stack.extend(((*where, key), child) for key, child in current.items())
-        elif isinstance(current, Items):
+        elif isinstance(current, list):
             stack.extend(((*where, index), child) for index, child in enumerate(current))
     return found
 
 
-def closest_path(root: Node, dotted: str) -> str | None:
+def closest_path(root: object, dotted: str) -> str | None:
     """Return the existing path of ``root`` closest to ``dotted``, or None when none is close."""
     from ..naming import closest
 
@@ -157,14 +164,14 @@ def closest_path(root: Node, dotted: str) -> str | None:
     return near[0] if near else None
 
 
-def missing_key(root: Node, dotted: str) -> str:
+def missing_key(root: object, dotted: str) -> str:
     """Say that ``dotted`` is not in the config, with the closest existing path."""
     near = closest_path(root, dotted)
     hint = f" (did you mean {near!r}?)" if near else ""
     return f"the config has no key {dotted!r}{hint}"
 
 
-def index_of(items: Items, part: str, where: str, *, allow_end: bool = False) -> int:
+def index_of(items: list[Any], part: str, where: str, *, allow_end: bool = False) -> int:
     """Read a path part as an index of ``items`` (``-1`` counts from the end).
 
     Args:
@@ -194,67 +201,77 @@ def index_of(items: Items, part: str, where: str, *, allow_end: bool = False) ->
 
 
 def descend(
-    root: Table,
+    root: Table | dict[str, Any],
     parts: list[str],
     *,
-    create: bool = False,
+    create: Callable[[Any], Table | dict[str, Any]] | None = None,
     whole: str | None = None,
     fresh: set[int] | None = None,
-) -> Table | Items:
+) -> Any:
     """Follow ``parts`` from ``root`` and return the mapping or list they lead to.
+
+    ``root`` is a tree, or plain data as `to_plain` gives it (mappings and lists the same way,
+    any other value a leaf).
 
     Args:
         root: The config's tree.
         parts: The keys and indices, as written (indices as digits).
-        create: Add an empty mapping for each missing key (``+`` and ``++`` overrides).
+        create: For each missing key, makes the empty mapping to add there from the mapping it
+            goes in (``+`` and ``++`` overrides); None: a missing key is a problem.
         whole: The whole path being followed (``parts`` may lead to its parent), for messages.
         fresh: The ids of the containers that belong to this tree alone (``root`` among them);
             a container on the path that is not is copied first, so that the one returned can
             be changed (composed trees share their nodes).
 
+    Returns:
+        The mapping or list (a `Table` or `Items` of a tree, a dict or list of plain data).
+
     Raises:
-        PathProblem: A key is missing (and ``create`` is false), an index is wrong, or the path
+        PathProblem: A key is missing (and ``create`` is None), an index is wrong, or the path
             goes through a value that is not a mapping or a list.
     """
     whole = whole or ".".join(parts)
-    current: Table | Items = root
+    current: Any = root
     for depth, part in enumerate(parts):
-        child: Node | None
         key: str | int = part
-        if isinstance(current, Table):
-            child = current.get(part)
-            if child is None:
-                if not create:
+        child: Any
+        if isinstance(current, dict):
+            child = current.get(part, _MISSING)
+            if child is _MISSING:
+                if create is None:
                     raise PathProblem(missing_key(root, whole))
-                child = current[part] = Table(current.origin)
+                child = current[part] = create(current)
                 if fresh is not None:
                     fresh.add(id(child))
         else:
             key = index_of(current, part, ".".join(parts[:depth]))
             child = current[key]
-        if isinstance(child, Leaf):
+        if not isinstance(child, dict | list):
             here = ".".join(parts[: depth + 1])
+            shown = child.value if isinstance(child, Leaf) else child
             raise PathProblem(
-                f"{here!r} holds {child.value!r}, not a mapping or a list, so {whole!r} "
-                "does not exist"
+                f"{here!r} holds {shown!r}, not a mapping or a list, so {whole!r} does not exist"
             )
         if fresh is not None and id(child) not in fresh:
             child = shallow_copy(child)
-            current[key] = child  # type: ignore[index]
+            current[key] = child
             fresh.add(id(child))
         current = child
     return current
 
 
-def shallow_copy(node: Table | Items) -> Table | Items:
-    """A new mapping or list of the same origin holding the same children."""
+def shallow_copy(node: dict[str, Any] | list[Any]) -> Any:
+    """A new mapping or list of the same kind (and origin) holding the same children."""
+    copied: Any
     if isinstance(node, Table):
-        table = Table(node.origin)
-        table.update(node)
-        return table
-    items = Items(node.origin)
-    items.extend(node)
-    return items
+        copied = Table(node.origin)
+        copied.update(node)
+    elif isinstance(node, Items):
+        copied = Items(node.origin)
+        copied.extend(node)
+    else:  # plain data
+        copied = node.copy()
+    return copied
 
 
 def copy_containers(node: Node) -> Node:
