@@ -25,6 +25,8 @@ from typing import Any
 import torch
 
 OURS = "regtree"
+# Rows that are no library: the least a pure-Python implementation of the same work costs.
+REFERENCE = "reference"
 PEERS = ("mmcv", "mmengine")
 LIBRARIES = (OURS, *PEERS)
 

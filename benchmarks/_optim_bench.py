@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from _libs import OURS, Library
+from _libs import OURS, REFERENCE, Library
 from _models import RESNET50_TENSORS, blocks_model, resnet50_like, shared_model
 from _report import Row, Target
+from _rules_reference import check_reference, reference_optimizer
 from _timing import Case, Samples, paired_ratio, region_case, run_interleaved
 
 OPTIMIZER: dict[str, Any] = {"type": "SGD", "lr": 0.01, "momentum": 0.9, "weight_decay": 1e-4}
@@ -246,20 +247,29 @@ class OptimBench:
             return
         model = blocks_model(RULES_SIZE)
         floor_key, key = f"floor.rules.{RULES_SIZE}", f"{OURS}.rules.{RULES_SIZE}"
+        reference_key = f"{REFERENCE}.rules.{RULES_SIZE}"
         cases = [
             _construct_case(floor_key, _builder(None, OPTIMIZER, {}), model, self.built),
             _construct_case(key, _builder(lib, OPTIMIZER, RULES_PARAMWISE), model, self.built),
+            _construct_case(
+                reference_key,
+                lambda model: lambda: reference_optimizer(model, OPTIMIZER),
+                model,
+                self.built,
+            ),
         ]
-        self.samples |= run_interleaved(cases, rounds=15, budget_s=min(20.0, self.remaining()))
-        built = self.built.get(key)
-        self._row(
-            "constructor",
-            f"constructor, {RULES_SIZE:,} tensors, five rules and layer decay",
-            key,
-            floor_key,
-            target=Target(2),
-            note="" if built is None else f"{len(built.param_groups):,} groups",
-        )
+        self.samples |= run_interleaved(cases, rounds=15, budget_s=min(30.0, self.remaining()))
+        built, reference = self.built.get(key), self.built.get(reference_key)
+        benchmark = f"constructor, {RULES_SIZE:,} tensors, five rules and layer decay"
+        groups = "" if built is None else f"{len(built.param_groups):,} groups"
+        self._row("constructor", benchmark, key, floor_key, target=Target(2), note=groups)
+        note = "the rules written out by hand in one loop: the least a Python constructor costs"
+        if built is not None and reference is not None:
+            try:
+                check_reference(reference, built)
+            except ValueError as error:
+                note = f"not comparable: {error}"
+        self._row("constructor", benchmark, reference_key, floor_key, note=note)
         self.built.clear()
 
     def bypass(self) -> None:

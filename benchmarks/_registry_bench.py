@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from _libs import OURS, Library
+from _libs import OURS, REFERENCE, Library
 from _report import Row, Target
 from _timing import Case, Samples, paired_ratio, region_case, run_interleaved, statement_case
 
@@ -50,9 +50,6 @@ class MinimalRegistry:
         """Call the entry named by ``type`` with the other keys."""
         kwargs = cfg.copy()
         return self._entries[kwargs.pop("type")](**kwargs)
-
-
-REFERENCE = "reference"
 
 
 def _fake_scope_modules() -> None:

@@ -499,10 +499,18 @@ def plan_routed(
         for name, rules in routed.rules.items():
             if name not in plans:
                 plans[name] = plan(rules)
-    placements_by_plan = {}
-    for name, each in plans.items():
-        assert each.placements is not None  # planned with placements
-        placements_by_plan[name] = each.placements
+    return _gather(routed, plans, _routes(routed, plans, shape_of))
+
+
+def _routes(
+    routed: RoutedRules,
+    plans: Mapping[str, GroupPlan],
+    shape_of: Callable[[torch.Tensor], Sequence[int]],
+) -> list[str]:
+    # The sub-optimizer of each parameter, in model order, as the default plan routes it;
+    # checked against RoutedOptimizer's optimizers and what each can take.
+    default_plan = plans[routed.default]
+    assert default_plan.placements is not None  # planned with placements
     composition = routed.rules[routed.default].composition
     # label -> route of every rule that routes ('rules[2]' -> 'muon').
     routing_labels = {
@@ -511,8 +519,8 @@ def plan_routed(
         if rule.optimizer is not None
     }
     routes: list[str] = []
-    for placement in placements_by_plan[routed.default]:
-        settings = plans[routed.default].groups[placement.group]
+    for placement in default_plan.placements:
+        settings = default_plan.groups[placement.group]
         route = settings.get(OPTIMIZER_KEY, routed.default)
         rule = (
             _routing_rule(placement.rule, route, routing_labels)
@@ -529,15 +537,22 @@ def plan_routed(
             )
         check_routable(placement.name, shape_of(placement.param), route, routed.types[route], rule)
         routes.append(route)
+    return routes
 
+
+def _gather(routed: RoutedRules, plans: Mapping[str, GroupPlan], routes: list[str]) -> GroupPlan:
+    # Each parameter takes its placement from its route's plan; the groups come in the order
+    # of optimizers, each completed with its sub-optimizer's bases and name.
     groups: list[dict[str, Any]] = []
     placements: list[Placement | None] = [None] * len(routes)
     for name in routed.rules:
+        sub_placements = plans[name].placements
+        assert sub_placements is not None  # planned with placements
         index_of: dict[int, int] = {}
         for position, route in enumerate(routes):
             if route != name:
                 continue
-            placement = placements_by_plan[name][position]
+            placement = sub_placements[position]
             index = index_of.get(placement.group)
             if index is None:
                 index = index_of[placement.group] = len(groups)

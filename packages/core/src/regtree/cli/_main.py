@@ -102,7 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_lookup_commands(commands)
+    _add_config_commands(commands)
+    add_resolve_parser(commands)
+    add_schema_command(commands)
+    add_doctor_command(commands)
+    return parser
 
+
+def _add_lookup_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``tree``, ``list`` and ``show``: what the registry trees hold."""
     tree = commands.add_parser("tree", help="every registry tree: name, scope, entry count")
     tree.add_argument(
         "--registry", metavar="NAME", help="only the tree with this root name (default: all)"
@@ -128,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(handler=run_show)
 
+
+def _add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``validate`` and ``build``: a config file checked against a tree, or built from it."""
     validate = commands.add_parser(
         "validate",
         help="every problem in a config without building it (exit status 1 if any)",
@@ -151,10 +163,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_options(build)
     build.set_defaults(handler=run_build)
-    add_resolve_parser(commands)
-    add_schema_command(commands)
-    add_doctor_command(commands)
-    return parser
 
 
 def _add_registry_options(parser: argparse.ArgumentParser) -> None:
