@@ -224,3 +224,25 @@ def test_an_edited_base_is_read_again_and_loads_do_not_share_values(tmp_path: Pa
     other = write(tmp_path, "other.json", '{"_base_": "base.json", "model": {"extra": 1}}')
     assert load_config(other)["model"] == {"depth": 2, "widths": [1], "extra": 1}
     assert load_config(path)["model"] == {"depth": 2, "widths": [1]}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("x: 1\n_base_:\n", 2, r"_base_ must be a path"),
+        ("x: 1\n_base_: [base.yaml, 3]\n", 2, r"_base_ must be a path"),
+        ("_base_:\n  - absent.yaml\n", 2, r"cannot read its base 'absent\.yaml'"),
+        ("x:\n  _delete_:\n", 2, r"_delete_ must be true or false, not None"),
+        ("_base_: base.yaml\nx:\n  y: '{{_base_.z}}'\n", 3, r"names no value of its bases"),
+        ("x: 'a {{_base_.y}}'\n", 1, r"must be the whole value"),
+    ],
+)
+def test_a_yaml_inheritance_problem_names_its_line(
+    tmp_path: Path, text: str, line: int, problem: str
+) -> None:
+    # load_config composes plain data, which keeps no lines; the problem still names its line.
+    pytest.importorskip("yaml")
+    write(tmp_path, "base.yaml", "y: 1\n")
+    path = write(tmp_path, "cfg.yaml", text)
+    with pytest.raises(ConfigError, match=rf"cfg\.yaml, line {line}: .*{problem}"):
+        load_config(path)

@@ -9,21 +9,20 @@ from ._errors import ConfigError
 from ._files import read_file, read_tree
 from ._scalars import BASE_REFERENCE
 from ._tree import (
-    Items,
-    Leaf,
     PathProblem,
     Table,
     copy_tree,
     descend,
     index_of,
+    leaf_value,
     missing_key,
+    origin_of,
+    shallow_copy,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any, TypeAlias
-
-    from ._tree import Node
 
     # The files a composed tree was made of, with their content.
     Fingerprint: TypeAlias = tuple[tuple[str, bytes], ...]
@@ -34,28 +33,32 @@ BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
 
 
-# A file's composed tree, by the file's name as given: (the content of the file and of each base
-# it was composed from, the tree). The bases of a config tree are shared by many configs:
-# loading mmdetection's 666 configs one after the other composes their bases 3,668 times, and
-# ast.parse alone then takes about as long as the whole pass should. A hit is checked against
-# the content of every file involved, so an edited file is composed again. Composed trees share
-# their bases' nodes and are never changed: a merge copies the mappings it merges into.
-_COMPOSED: dict[str, tuple[tuple[tuple[str, bytes], ...], Table]] = {}
+# A file's composed tree, by the file's name as given and the form (plain data or not): (the
+# content of the file and of each base it was composed from, the tree). The bases of a config
+# tree are shared by many configs: loading mmdetection's 666 configs one after the other composes
+# their bases 3,668 times, and ast.parse alone then takes about as long as the whole pass should.
+# A hit is checked against the content of every file involved, so an edited file is composed
+# again. Composed trees share their bases' nodes and are never changed: a merge copies the
+# mappings it merges into.
+_COMPOSED: dict[tuple[str, bool], tuple[Fingerprint, Any]] = {}
 _COMPOSED_MAX = 1024
 # Deeper than this, a chain of bases is taken for a cycle that paths alone do not show (links).
 _MAX_CHAIN = 64
+_MISSING = object()
 
 
-def compose(filename: str) -> Table:
+def compose(filename: str, *, plain: bool = False) -> Any:
     """Read a config file with everything it inherits, merged into one tree.
 
     Args:
         filename: The config file.
+        plain: Compose plain data (dicts, lists, values), which keeps no origins, instead of a
+            tree. A problem is still reported with its line: it is looked for again in a tree.
 
     Returns:
-        The merged tree: the bases in list order, the file on top, ``_base_`` and every
-        ``_delete_`` removed, every ``{{_base_...}}`` replaced by the value it names. It may
-        share nodes with other loads: copy it (`copy_containers`) before changing it.
+        The merged tree (a `Table`, or a dict of plain data): the bases in list order, the file
+        on top, ``_base_`` and every ``_delete_`` removed, every ``{{_base_...}}`` replaced by
+        the value it names. It may share nodes with other loads: copy it before changing it.
 
     Raises:
         ConfigError: A file cannot be read or parsed, a ``_base_`` is malformed or missing, two
@@ -63,20 +66,27 @@ def compose(filename: str) -> Table:
             bool, or a reference names no value of the bases.
         OSError: ``filename`` itself cannot be opened.
     """
-    tree, _ = _compose(filename, ())
+    try:
+        tree, _ = _compose(filename, (), plain)
+    except ConfigError as exc:
+        if plain and exc.line is None:
+            # Plain data has no lines to name: the tree's composition raises the same problem,
+            # with the line where it has one.
+            _compose(filename, (), False)
+        raise
     return tree
 
 
-def _compose(filename: str, chain: tuple[str, ...]) -> tuple[Table, Fingerprint]:
+def _compose(filename: str, chain: tuple[str, ...], plain: bool) -> tuple[Any, Fingerprint]:
     """Compose ``filename``, which the files of ``chain`` inherit; say what it was made of."""
     kind, data = read_file(filename)
-    cached = _COMPOSED.get(filename)
+    cached = _COMPOSED.get((filename, plain))
     if cached is not None and cached[0][0][1] == data and _unchanged(cached[0][1:]):
         return cached[1], cached[0]
-    tree, fingerprint = _compose_anew(filename, kind, data, chain)
+    tree, fingerprint = _compose_anew(filename, kind, data, chain, plain)
     if len(_COMPOSED) >= _COMPOSED_MAX:
         del _COMPOSED[next(iter(_COMPOSED))]  # the oldest
-    _COMPOSED[filename] = fingerprint, tree
+    _COMPOSED[filename, plain] = fingerprint, tree
     return tree, fingerprint
 
 
@@ -91,18 +101,18 @@ def _unchanged(fingerprint: Fingerprint) -> bool:
 
 
 def _compose_anew(
-    filename: str, kind: str, data: bytes, chain: tuple[str, ...]
-) -> tuple[Table, Fingerprint]:
-    tree = read_tree(filename, kind, data)
+    filename: str, kind: str, data: bytes, chain: tuple[str, ...], plain: bool
+) -> tuple[Any, Fingerprint]:
+    tree = read_tree(filename, kind, data, plain=plain)
     fingerprint: Fingerprint = ((filename, data),)
-    base_node = tree.pop(BASE_KEY, None)
+    base_node = tree.pop(BASE_KEY, _MISSING)
     replacing: set[int] = set()
     prepare = _may_hold_markers(kind, data)
-    if base_node is None:
+    if base_node is _MISSING:
         if prepare:
             _prepare(filename, tree, None, replacing)  # a reference is refused: no bases
         return tree, fingerprint
-    merged = Table(tree.origin)
+    merged = {} if plain else Table(tree.origin)
     owners: dict[str, str] = {}
     chain = (*chain, filename)
     above = {os.path.abspath(name) for name in chain}
@@ -112,7 +122,7 @@ def _compose_anew(
             cycle = " -> ".join([*chain, path])
             raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", _line(origin))
         try:
-            base, used = _compose(path, chain)
+            base, used = _compose(path, chain, plain)
         except OSError as exc:
             raise ConfigError(
                 filename,
@@ -146,24 +156,25 @@ def _may_hold_markers(kind: str, data: bytes) -> bool:
     return b"_delete_" in data or b"{{" in data or b"\\" in data or kind == "Python"
 
 
-def _base_names(filename: str, node: Node) -> list[tuple[str, str]]:
-    """Return each base path with the origin of where it is written."""
-    entries: list[Node] = list(node) if isinstance(node, Items) else [node]
-    names: list[tuple[str, str]] = []
+def _base_names(filename: str, node: object) -> list[tuple[str, str | None]]:
+    """Return each base path with the origin of where it is written (None in plain data)."""
+    entries = list(node) if isinstance(node, list) else [node]
+    names: list[tuple[str, str | None]] = []
     for entry in entries:
-        if not isinstance(entry, Leaf) or not isinstance(entry.value, str) or not entry.value:
+        value = leaf_value(entry)
+        if not isinstance(value, str) or not value:
             raise ConfigError(
                 filename,
                 "_base_ must be a path or a list of paths (strings) to the config files this "
                 "one inherits, relative to this file",
-                _line(entry.origin),
+                _line(origin_of(entry)),
             )
-        names.append((entry.value, entry.origin))
+        names.append((value, origin_of(entry)))
     return names
 
 
-def _merge(base: Table, child: Table, replacing: set[int]) -> Table:
-    """Merge ``child`` into ``base`` (in place) and return it.
+def _merge(base: dict[str, Any], child: dict[str, Any], replacing: set[int]) -> Any:
+    """Merge ``child`` into ``base`` (in place) and return it; mappings of either form.
 
     A mapping of ``replacing`` (by id: one that said ``_delete_: true``) replaces the base's.
     """
@@ -171,17 +182,16 @@ def _merge(base: Table, child: Table, replacing: set[int]) -> Table:
         return child
     for key, value in child.items():
         current = base.get(key)
-        if isinstance(value, Table) and isinstance(current, Table):
-            copied = Table(current.origin)  # a base's mapping is shared: merge into a copy
-            copied.update(current)
-            base[key] = _merge(copied, value, replacing)
+        if isinstance(value, dict) and isinstance(current, dict):
+            # A base's mapping is shared: merge into a copy.
+            base[key] = _merge(shallow_copy(current), value, replacing)
         else:
             base[key] = value
     return base
 
 
-def _prepare(filename: str, node: Table | Items, bases: Table | None, replacing: set[int]) -> None:
-    """Make a file's tree ready to merge, in one pass (each node is visited once).
+def _prepare(filename: str, node: Any, bases: dict[str, Any] | None, replacing: set[int]) -> None:
+    """Make a file's tree (or plain data) ready to merge, in one pass (each node is visited once).
 
     Every ``_delete_`` below ``node`` is removed, the ids of the mappings where it was true
     added to ``replacing``; every ``{{_base_.a.b}}`` is replaced by a copy of that value of
@@ -190,44 +200,47 @@ def _prepare(filename: str, node: Table | Items, bases: Table | None, replacing:
     """
     # One pass, not a walk for references and another for `_delete_`: measured, composing the
     # config benchmark's four files (already read) takes 65 us instead of 100 us.
-    if isinstance(node, Table):
+    if isinstance(node, dict):
         if DELETE_KEY in node and _pop_delete(filename, node):
             replacing.add(id(node))
-        children: Iterable[tuple[Any, Node]] = node.items()
+        children: Iterable[tuple[Any, Any]] = node.items()
     else:
         children = enumerate(node)
     for key, child in children:  # replacing a value in place keeps the iteration valid
-        if not isinstance(child, Leaf):
+        if isinstance(child, dict | list):
             _prepare(filename, child, bases, replacing)
-        elif isinstance(child.value, str) and "{{" in child.value:
-            found = BASE_REFERENCE.fullmatch(child.value.strip())
+            continue
+        value = leaf_value(child)
+        if isinstance(value, str) and "{{" in value:
+            found = BASE_REFERENCE.fullmatch(value.strip())
             if found is None or bases is None:
-                _check_no_reference(filename, child)
+                _check_no_reference(filename, value, origin_of(child))
                 continue
-            value = _lookup(filename, bases, found.group(1), child.origin)
-            node[key] = copy_tree(value, child.origin)
+            origin = origin_of(child)
+            node[key] = copy_tree(_lookup(filename, bases, found.group(1), origin), origin)
 
 
-def _pop_delete(filename: str, table: Table) -> bool:
-    flag = table.pop(DELETE_KEY, None)
-    if flag is None:
+def _pop_delete(filename: str, table: dict[str, Any]) -> bool:
+    flag = table.pop(DELETE_KEY, _MISSING)
+    if flag is _MISSING:
         return False
-    if not isinstance(flag, Leaf) or not isinstance(flag.value, bool):
-        shown = flag.value if isinstance(flag, Leaf) else "a mapping or list"
+    value = leaf_value(flag)
+    if isinstance(flag, dict | list) or not isinstance(value, bool):
+        shown = "a mapping or list" if isinstance(flag, dict | list) else value
         raise ConfigError(
             filename,
             f"_delete_ must be true or false, not {shown!r} (true replaces the base's mapping "
             "instead of merging into it)",
-            _line(flag.origin),
+            _line(origin_of(flag)),
         )
-    return flag.value
+    return value
 
 
-def _lookup(filename: str, bases: Table, dotted: str, origin: str) -> Node:
+def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | None) -> object:
     parts = dotted.split(".")
     try:
-        parent: Table | Items = descend(bases, parts[:-1], whole=dotted)
-        if isinstance(parent, Items):
+        parent = descend(bases, parts[:-1], whole=dotted)
+        if isinstance(parent, list):
             return parent[index_of(parent, parts[-1], ".".join(parts[:-1]))]
         if parts[-1] in parent:
             return parent[parts[-1]]
@@ -239,19 +252,21 @@ def _lookup(filename: str, bases: Table, dotted: str, origin: str) -> Node:
     )
 
 
-def _check_no_reference(filename: str, node: Leaf) -> None:
+def _check_no_reference(filename: str, value: str, origin: str | None) -> None:
     """Refuse a ``{{_base_...}}`` that cannot be replaced: no bases, or inside a longer string."""
-    if isinstance(node.value, str) and BASE_REFERENCE.search(node.value):
-        whole = BASE_REFERENCE.fullmatch(node.value.strip()) is not None
+    if BASE_REFERENCE.search(value):
+        whole = BASE_REFERENCE.fullmatch(value.strip()) is not None
         problem = (
             "the file has no _base_ to take it from"
             if whole
             else "a reference must be the whole value (it stands for a value of any type)"
         )
-        raise ConfigError(filename, f"cannot replace {node.value!r}: {problem}", _line(node.origin))
+        raise ConfigError(filename, f"cannot replace {value!r}: {problem}", _line(origin))
 
 
-def _line(origin: str) -> int | None:
-    """The line of an origin ``'file:line'``; None for an origin without one."""
+def _line(origin: str | None) -> int | None:
+    """The line of an origin ``'file:line'``; None for an origin without one, or none."""
+    if origin is None:
+        return None
     head, _, tail = origin.rpartition(":")
     return int(tail) if head and tail.isdigit() else None

@@ -55,10 +55,13 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
 
     texts = _texts(overrides)
     filename = os.fspath(path)
-    config: dict[str, Any] = to_plain(compose(filename))  # type: ignore[assignment]
-    # The overrides change the plain copy, which shares nothing: no container on their paths is
-    # copied, and no value set is wrapped with its origin. Measured on the config benchmark
-    # (three bases, 20 overrides): a load takes 513 us instead of 533 us.
+    # Composed as plain data: no origin is made or kept for any value (no `Leaf`, no 'file:line'
+    # per line). Measured on the config benchmark (three bases, 20 overrides): a load takes
+    # 435 us instead of 515 us; right after an mmengine load (caches cold), 630 us, not 720 us.
+    config: dict[str, Any] = to_plain(compose(filename, plain=True))  # type: ignore[assignment]
+    # The overrides change this copy, which shares nothing: no container on their paths is
+    # copied, and no value set is wrapped with its origin. Measured on the config benchmark:
+    # a load takes 513 us instead of 533 us.
     _override(filename, config, texts, plain=True)
     return config
 
@@ -93,7 +96,7 @@ def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
 
     texts = _texts(overrides)
     filename = os.fspath(path)
-    tree = compose(filename)
+    tree: Table = compose(filename)
     if texts:
         # Composed trees are shared: the overrides change a copy of each container they touch.
         root = Table(tree.origin)

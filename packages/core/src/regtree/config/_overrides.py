@@ -91,7 +91,7 @@ def apply_override(
         exists = last in parent
         current = parent.get(last)
     if operator == "+" and exists:
-        shown = current if plain else to_plain(current)
+        shown = to_plain(current)
         raise PathProblem(
             f"{dotted!r} already exists (it is {shown!r}); '+' adds a new key only: use "
             f"'{dotted}=...' to replace it, or '++{dotted}=...' to add or replace"
@@ -100,7 +100,7 @@ def apply_override(
         add = "" if operator == "~" else f"; '+{dotted}=...' would add it"
         raise PathProblem(missing_key(tree, dotted) + add)
     if operator == "~":
-        present = current if plain else to_plain(current)
+        present = to_plain(current)
         if value is not _MISSING and present != value:
             raise PathProblem(f"{dotted!r} is {present!r}, not {value!r}, so it is not deleted")
         if isinstance(parent, list):

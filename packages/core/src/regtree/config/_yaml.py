@@ -20,8 +20,6 @@ from ._tree import Items, Leaf, Table
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._tree import Node
-
 __all__ = ["parse_yaml"]
 
 _CLASSES: tuple[Any, Any] | None = None
@@ -116,15 +114,16 @@ def core_schema_classes() -> tuple[Any, Any]:
     return _CLASSES
 
 
-def parse_yaml(filename: str, text: str) -> Node | None:
+def parse_yaml(filename: str, text: str, *, plain: bool = False) -> object:
     """Parse YAML text into a tree whose every node knows its line (``'file:line'``).
 
     Args:
         filename: The file, as its origins name it.
         text: The file's text.
+        plain: Give plain data (dicts, lists, values) instead, without origins.
 
     Returns:
-        The document's tree, or None for an empty document.
+        The document's tree (or plain data), or None for an empty document.
 
     Raises:
         ImportError: PyYAML is not installed.
@@ -138,7 +137,7 @@ def parse_yaml(filename: str, text: str) -> Node | None:
         root = parser.get_single_node()
         if root is None:
             return None
-        return _Composer(constructor_class, filename, text).node(root, 0)
+        return _Composer(constructor_class, filename, text, plain).node(root, 0)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         parts = [part for part in (exc.context, exc.problem) if part]
@@ -172,7 +171,7 @@ _CONVERT: dict[str, Any] = {
 class _Composer:
     """Turn PyYAML's nodes into a tree; PyYAML's constructor builds what the tree does not."""
 
-    def __init__(self, constructor_class: Any, filename: str, text: str) -> None:
+    def __init__(self, constructor_class: Any, filename: str, text: str, plain: bool) -> None:
         import yaml
 
         self.constructor_class = constructor_class
@@ -188,26 +187,26 @@ class _Composer:
         self.sequence_node = yaml.SequenceNode
         # 0-based line -> 'file:line', for every line up front: measured on the config
         # benchmark's four files, their trees are built in 175 us, not 197 us making each on the
-        # first node of its line.
-        self.origins = [self.prefix + str(number) for number in range(1, text.count("\n") + 2)]
+        # first node of its line. Plain data has no origins: None.
+        self.origins: list[str] | None = None
+        if not plain:
+            self.origins = [self.prefix + str(number) for number in range(1, text.count("\n") + 2)]
 
-    def node(self, node: Any, depth: int) -> Node:
+    def node(self, node: Any, depth: int) -> Any:
+        """The tree (or plain data) of a node."""
         self.count += 1
-        line: int = node.start_mark.line
-        try:
-            origin = self.origins[line]
-        except IndexError:  # after the last "\n": PyYAML also breaks lines at "\r" and U+2028
-            origin = self.prefix + str(line + 1)
         kind = type(node)
         if kind is self.scalar_node:
             tag = node.tag
             if tag == _PLAIN:
-                return Leaf(resolve_plain(node.value), origin)
-            if tag == _STR:
-                return Leaf(node.value, origin)
-            convert = _CONVERT.get(tag)
-            if convert is not None:
-                return Leaf(convert(node.value), origin)
+                value = resolve_plain(node.value)
+            elif tag == _STR:
+                value = node.value
+            elif tag in _CONVERT:
+                value = _CONVERT[tag](node.value)
+            else:
+                value = self.safe_constructor().construct_object(node, deep=True)
+            return value if self.origins is None else Leaf(value, self.origin(node))
         if self.count > _MAX_NODES:
             raise YamlProblem(
                 f"the document expands to more than {_MAX_NODES:,} values (nested aliases?)"
@@ -216,12 +215,12 @@ class _Composer:
             # An alias that contains itself (`a: &x [*x]`) is infinite as plain data.
             raise YamlProblem(
                 "the document nests deeper than 200 levels (an alias that refers to itself?)",
-                line + 1,
+                node.start_mark.line + 1,
             )
         if kind is self.mapping_node and node.tag == _MAP:
             if self.merges and any(key_node.tag == _MERGE for key_node, _ in node.value):
                 self.safe_constructor().flatten_mapping(node)  # merge keys (`<<: *defaults`)
-            table = Table(origin)
+            table: dict[str, Any] = {} if self.origins is None else Table(self.origin(node))
             for key_node, value_node in node.value:
                 # A plain key that is a string (nearly every key) is taken without the call to
                 # `key`, which refuses any other: measured on the config benchmark's four files,
@@ -232,14 +231,22 @@ class _Composer:
                 table[key] = self.node(value_node, depth + 1)
             return table
         if kind is self.sequence_node and node.tag == _SEQ:
-            items = Items(origin)
+            items: list[Any] = [] if self.origins is None else Items(self.origin(node))
             # A loop, not a comprehension (a function call of its own before Python 3.12):
             # measured, the config benchmark's four files are read in 376 us, not 386 us.
             for item in node.value:
                 items.append(self.node(item, depth + 1))
             return items
         value = self.safe_constructor().construct_object(node, deep=True)
-        return Leaf(value, origin)
+        return value if self.origins is None else Leaf(value, self.origin(node))
+
+    def origin(self, node: Any) -> str:
+        """Where a node starts: ``'file:line'``."""
+        line: int = node.start_mark.line
+        try:
+            return self.origins[line]  # type: ignore[index]
+        except IndexError:  # after the last "\n": PyYAML also breaks lines at "\r" and U+2028
+            return self.prefix + str(line + 1)
 
     def safe_constructor(self) -> Any:
         """The document's constructor, made on first use; it keeps what aliases share shared."""
