@@ -148,6 +148,13 @@ def test_a_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
         load_config(path)
 
 
+def test_the_invalid_byte_is_counted_from_the_start_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.toml"
+    path.write_bytes(b'\xef\xbb\xbfa = "\xff"\n')  # a byte-order mark, then byte 8 is invalid
+    with pytest.raises(ConfigError, match=r"line 1: the file is not UTF-8 text \(byte 8 is"):
+        load_config(path)
+
+
 def test_config_error_is_a_value_error_that_pickles() -> None:
     error = ConfigError("cfg.toml", "invalid TOML: oops", 3, 7)
     copy: ConfigError = pickle.loads(pickle.dumps(error))
