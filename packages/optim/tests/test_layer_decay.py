@@ -185,6 +185,7 @@ def test_the_product_runs_left_to_right_through_custom_key_rules_and_scale() -> 
     rows = {row.name: row for row in constructor.explain(ToyViT())}
     bias = rows["backbone.layers.0.bias"]
     assert bias.lr == base_lr * 0.7 * 1.3 * 0.9 * 0.6**2
+    assert bias.lr_mult == 0.7 * 1.3 * 0.9 * 0.6**2
     assert bias.rule == "custom_keys['layers.0'], rules[0], rules[1], layer_decay[1/4]"
 
 

@@ -218,3 +218,38 @@ def test_each_kind_of_declaration_works_alone(model: nn.Module, rule: str) -> No
     rows = _rows(model)
     assert (rows["pos_embed"].weight_decay, rows["pos_embed"].rule) == (0.0, rule)
     assert (rows["head.weight"].weight_decay, rows["head.weight"].rule) == (0.05, "default")
+
+
+@pytest.mark.parametrize(
+    "paramwise", [{"rules": [{"match": "*", "lr_mult": 1.0}]}, {"model_hooks": False, "rules": []}]
+)
+def test_other_section_3_3_keys_without_model_hooks_ignore_the_declarations(
+    paramwise: dict[str, Any],
+) -> None:
+    explanation = DefaultOptimizerConstructor(ADAMW, paramwise).explain(Model())
+    assert {row.weight_decay for row in explanation} == {0.05}
+
+
+def test_a_hook_zeroes_the_weight_decay_where_the_config_sets_none() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "AdamW", "lr": 0.1}, {"model_hooks": True, "bias_lr_mult": 2.0}
+    )
+    optimizer = constructor(NamesOnly())
+    by_name = {n: g for g in optimizer.param_groups for n in g["param_names"]}
+    assert by_name["pos_embed"]["weight_decay"] == 0.0
+    assert by_name["head.weight"]["weight_decay"] == 0.01  # AdamW's own default
+    assert by_name["pos_embed"] is not by_name["head.weight"]
+
+
+def test_a_tensor_weight_decay_zeroed_by_a_hook_stays_a_tensor() -> None:
+    base_wd = torch.tensor(0.05)
+    rows = {
+        row.name: row
+        for row in DefaultOptimizerConstructor(
+            {"type": "AdamW", "lr": 0.1, "weight_decay": base_wd}, {"model_hooks": True}
+        ).explain(NamesOnly())
+    }
+    zeroed = rows["pos_embed"].weight_decay
+    assert isinstance(zeroed, torch.Tensor)
+    assert zeroed.item() == 0.0
+    assert rows["head.weight"].weight_decay is base_wd

@@ -353,3 +353,255 @@ def test_no_section_3_3_key_gives_exactly_section_3_2() -> None:
     assert [(r.name, r.lr, r.weight_decay, r.rule, r.group) for r in plain.values()] == [
         (r.name, r.lr, r.weight_decay, r.rule, r.group) for r in empty.values()
     ]
+
+
+_RULE = "paramwise_cfg['rules'][0]"
+_ROUTED: dict[str, Any] = {
+    "type": "RoutedOptimizer",
+    "default": "adamw",
+    "optimizers": {"muon": {"type": "SGD", "lr": LR}, "adamw": {"type": "AdamW", "lr": LR}},
+}
+_SELECTORS_AND_EFFECTS = (
+    "A rule holds selectors (match, regex, exclude, module, ndim, name), effects (lr_mult, "
+    "decay_mult, freeze, optimizer) and options torch.optim.sgd:SGD accepts: dampening, "
+    "differentiable, foreach, fused, lr, maximize, momentum, nesterov, weight_decay."
+)
+
+
+@pytest.mark.parametrize(
+    ("optimizer_cfg", "paramwise_cfg", "error", "message"),
+    [
+        (
+            SGD,
+            {"rules": [{"lr_mult": 2.0}]},
+            ValueError,
+            f"{_RULE} has no selector, so it would apply to every parameter by accident; give at "
+            "least one of match, regex, exclude, module, ndim, name (match='*' selects "
+            "everything).",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "zzzzzzzz": 1}]},
+            ValueError,
+            f"{_RULE} has unknown key 'zzzzzzzz'. {_SELECTORS_AND_EFFECTS}",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "momentun": 0.5}]},
+            ValueError,
+            f"{_RULE} has unknown key 'momentun'; did you mean 'momentum'? "
+            + _SELECTORS_AND_EFFECTS,
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "momentum": "0.5"}]},
+            TypeError,
+            f"{_RULE}: momentum: expected float, got '0.5' (str), as the signature of "
+            "torch.optim.sgd:SGD annotates 'momentum'",
+        ),
+        (
+            SGD,
+            {"rules": [{3: 1, "name": "bias"}]},
+            TypeError,
+            f"{_RULE} keys must be str, got 3 (int).",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": 3}]},
+            ValueError,
+            f"{_RULE}['name'] must be a parameter name such as 'bias' or a non-empty list of "
+            "them, got 3 (int).",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "freeze": "yes"}]},
+            TypeError,
+            f"{_RULE}['freeze'] must be True or False, got 'yes'.",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "decay_mult": "0.5"}]},
+            TypeError,
+            f"{_RULE}['decay_mult'] must be a number, got '0.5' (str).",
+        ),
+        (
+            {"type": "SGD"},
+            {"rules": [{"name": "bias", "lr_mult": 2.0}]},
+            ValueError,
+            f"{_RULE} sets lr_mult=2.0 but optimizer_cfg has no lr, so there is nothing to "
+            "multiply; add lr to the optimizer config or drop lr_mult.",
+        ),
+        (
+            {"type": "SGD", "lr": LR},
+            {"rules": [{"name": "bias", "decay_mult": 0.5}]},
+            ValueError,
+            f"{_RULE} sets decay_mult=0.5 but optimizer_cfg has no weight_decay, so there is "
+            "nothing to multiply; add weight_decay to the optimizer config or drop decay_mult.",
+        ),
+        (
+            SGD,
+            {"rules": "bias"},
+            TypeError,
+            "paramwise_cfg['rules'] must be a list of rule mappings, got 'bias' (str).",
+        ),
+        (
+            SGD,
+            {"rules": {"bias"}},
+            TypeError,
+            "paramwise_cfg['rules'] must be a list of rule mappings, got {'bias'} (set).",
+        ),
+        (
+            SGD,
+            {"rules": ["bias"]},
+            TypeError,
+            f"{_RULE} must be a mapping (a dict) of selectors and effects, got 'bias' (str).",
+        ),
+        (
+            SGD,
+            {"rules": [{"regex": 5}]},
+            ValueError,
+            f"{_RULE}['regex'] must be a regular expression (a str), got 5 (int).",
+        ),
+        (
+            SGD,
+            {"rules": [{"module": 4}]},
+            ValueError,
+            f"{_RULE}['module'] must be a module kind ('norm', 'dwconv', 'dcn', 'conv', 'linear', "
+            "'embedding') or a class name or a non-empty list of them, got 4 (int).",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "optimizer": "muon"}]},
+            ValueError,
+            f"{_RULE} routes its parameters to optimizer 'muon', but torch.optim.sgd:SGD has no "
+            "optimizers to route to; use type='RoutedOptimizer' with optimizers={name: config, "
+            "...}, or drop 'optimizer' from the rule.",
+        ),
+        (
+            _ROUTED,
+            {"rules": [{"name": "bias", "optimizer": "mun"}]},
+            ValueError,
+            f"{_RULE} routes its parameters to optimizer 'mun', which is not one of the "
+            "optimizers: 'muon', 'adamw'. Did you mean 'muon'?",
+        ),
+        (
+            _ROUTED,
+            {"rules": [{"name": "bias", "optimizer": "zzzz"}]},
+            ValueError,
+            f"{_RULE} routes its parameters to optimizer 'zzzz', which is not one of the "
+            "optimizers: 'muon', 'adamw'.",
+        ),
+        (
+            _ROUTED,
+            {"rules": [{"name": "bias", "optimizer": ""}]},
+            TypeError,
+            f"{_RULE}['optimizer'] must name one of RoutedOptimizer's optimizers (a non-empty "
+            "str), got '' (str).",
+        ),
+        (
+            SGD,
+            {"model_hooks": "yes"},
+            TypeError,
+            "paramwise_cfg['model_hooks'] must be True or False, got 'yes'",
+        ),
+    ],
+)
+def test_a_bad_rule_message_names_the_rule_the_key_and_what_would_work(
+    optimizer_cfg: dict[str, Any],
+    paramwise_cfg: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(optimizer_cfg, paramwise_cfg)
+
+
+def test_a_rule_without_lr_mult_needs_no_lr() -> None:
+    rows = _rows({"rules": [{"name": "bias", "momentum": 0.5}]})
+    assert rows["head.fc.bias"].rule == "rules[0]"
+    optimizer = DefaultOptimizerConstructor(
+        {"type": "SGD", "momentum": 0.9}, {"rules": [{"name": "bias", "momentum": 0.5}]}
+    )(KindsModel())
+    by_name = {n: g for g in optimizer.param_groups for n in g["param_names"]}
+    assert (by_name["head.fc.bias"]["momentum"], by_name["head.fc.weight"]["momentum"]) == (
+        0.5,
+        0.9,
+    )
+
+
+def test_the_dwconv_kind_needs_groups_equal_to_more_than_one_input_channel() -> None:
+    model = nn.Sequential(nn.Conv2d(1, 1, 1), nn.Conv2d(2, 2, 1, groups=2, bias=False))
+    with pytest.warns(UserWarning, match=r"rules'\]\[1\] selects no parameter"):
+        rows = _rows(
+            {"rules": [{"module": "dwconv", "lr_mult": 2.0}, {"module": "dwconv", "ndim": 1}]},
+            model,
+        )
+    assert {name for name, row in rows.items() if "rules[0]" in row.rule} == {"1.weight"}
+
+
+def test_with_rules_but_without_compose_a_custom_key_still_decides_alone() -> None:
+    cfg = {
+        "custom_keys": {"backbone": {"lr_mult": 0.1}},
+        "norm_decay_mult": 0.0,
+        "rules": [{"name": "bias", "lr_mult": 3.0}],
+    }
+    norm = _rows(cfg)["backbone.bn.weight"]
+    assert (norm.lr, norm.weight_decay, norm.rule) == (
+        LR * 0.1,
+        WD * 1.0,
+        "custom_keys['backbone']",
+    )
+    bias = _rows(cfg)["backbone.bn.bias"]
+    assert (bias.lr, bias.rule) == (LR * 0.1 * 3.0, "custom_keys['backbone'], rules[0]")
+
+
+def test_compose_rules_model_hooks_and_layer_decay_all_apply_together() -> None:
+    class Model(KindsModel):
+        def get_layer_depth(self, name: str) -> tuple[int, int]:
+            return (0, 2) if name.startswith("backbone.") else (1, 2)
+
+        def no_weight_decay(self) -> set[str]:
+            return {"scale"}
+
+    rows = _rows(
+        {
+            "compose": True,
+            "custom_keys": {"backbone": {"lr_mult": 0.1}},
+            "norm_decay_mult": 0.0,
+            "rules": [{"name": "bias", "lr_mult": 3.0}],
+            "model_hooks": True,
+            "layer_decay": {"rate": 0.5},
+        },
+        Model(),
+    )
+    bias = rows["backbone.bn.bias"]
+    assert bias.lr == LR * 0.1 * 1.0 * 3.0 * 0.5
+    assert bias.weight_decay == WD * 1.0 * 0.0
+    assert bias.rule == "custom_keys['backbone'], norm_decay_mult, rules[0], layer_decay[0/2]"
+    scale = rows["scale"]
+    assert (scale.lr, scale.weight_decay, scale.rule) == (
+        LR,
+        0.0,
+        "layer_decay[1/2], no_weight_decay()",
+    )
+
+
+_SELECTS_NOTHING = (
+    "paramwise_cfg['rules'][0] selects no parameter of KindsModel; it has no effect. Check its "
+    "selectors against the names explain() shows."
+)
+
+
+def test_a_rule_selecting_nothing_says_what_to_check() -> None:
+    constructor = DefaultOptimizerConstructor(SGD, {"rules": [{"match": "neck.*", "lr_mult": 2.0}]})
+    with pytest.warns(UserWarning, match=f"^{re.escape(_SELECTS_NOTHING)}$"):
+        constructor.explain(KindsModel())
+
+
+def test_the_warning_of_a_rule_selecting_nothing_points_at_the_caller() -> None:
+    constructor = DefaultOptimizerConstructor(SGD, {"rules": [{"match": "neck.*", "lr_mult": 2.0}]})
+    with pytest.warns(UserWarning, match="selects no parameter") as built:
+        constructor(KindsModel())
+    with pytest.warns(UserWarning, match="selects no parameter") as explained:
+        constructor.explain(KindsModel())
+    assert [w.filename for w in [*built, *explained]] == [__file__, __file__]

@@ -270,5 +270,7 @@ class RuleStage:
                     f"{type(root).__name__}; it has no effect. Check its selectors against "
                     "the names explain() shows.",
                     UserWarning,
-                    stacklevel=5,
+                    # The caller of the constructor's __call__ or explain: past this method,
+                    # the planner's finish, plan_groups and the constructor's _plan.
+                    stacklevel=6,
                 )
