@@ -241,28 +241,42 @@ def fuzz(session: nox.Session) -> None:
     )
 
 
+# What `nox -s mutate -- NAME` runs mutmut over: the package folder, and the local packages
+# installed (editable) for it. Each package configures its run in its own pyproject.toml.
+MUTATE_TARGETS: dict[str, tuple[str, list[str]]] = {
+    "core": ("packages/core", ["packages/core"]),
+    "optim": ("packages/optim", ["packages/core", "packages/optim"]),
+}
+
+
 @nox.session(python=TORCH_PYTHON, default=False)
 def mutate(session: nox.Session) -> None:
-    """Mutation testing (mutmut) of the core's registry, build, scope and plugin modules.
+    """Mutation testing (mutmut) of the core's registry modules, or of regtree_optim's rules.
 
-    The modules and the tests it runs are set in packages/core/pyproject.toml ([tool.mutmut]);
-    the core is installed alone with torch (for list builds), so no installed plugin joins the
-    run. Prints the surviving mutants at the end; ``mutmut show NAME`` (in packages/core) shows one.
+    ``nox -s mutate`` runs the core's registry, build, scope and plugin modules; ``nox -s mutate
+    -- optim`` regtree_optim's rule modules (SPEC 3.3: rules, compose, layer decay, model hooks).
+    The modules and the tests each runs are set in that package's pyproject.toml ([tool.mutmut]);
+    the package is installed with only what it needs and torch (the core's list builds), so no
+    other installed plugin joins the run. Any further arguments go to ``mutmut run`` (``--
+    optim --max-children 1``). Prints the surviving mutants at the end; ``mutmut show NAME`` (in
+    the package's folder) shows one.
     """
+    args = list(session.posargs)
+    target = args.pop(0) if args and args[0] in MUTATE_TARGETS else "core"
+    folder, editable = MUTATE_TARGETS[target]
     session.install(
         "-c",
         CONSTRAINTS,
-        "-e",
-        str(ROOT / "packages/core"),
+        *[arg for package in editable for arg in ("-e", str(ROOT / package))],
         *TEST_TOOLS,
         "pyyaml",
         "torch",
         *TORCH_EXTRAS,
     )
     session.install("mutmut>=3.8,<4")
-    with session.chdir(ROOT / "packages/core"):
+    with session.chdir(ROOT / folder):
         shutil.rmtree("mutants", ignore_errors=True)
-        session.run("mutmut", "run", *session.posargs)
+        session.run("mutmut", "run", *args)
         session.run("mutmut", "results")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -330,3 +331,315 @@ def test_timm_layer_ids_from_a_callable_matcher_and_a_dict_with_unused_groups() 
     spec = {"unused": None, "stem": r"^stem", "stages": [(r"^stages\.(\d+)\.(\d+)", None)]}
     ids = timm_layer_ids(names, spec)
     assert [ids[name] for name in names] == [0, 1, 2, 3, 4, 4]
+
+
+_LD = "paramwise_cfg['layer_decay']"
+
+
+@pytest.mark.parametrize(
+    ("layer_decay", "error", "message"),
+    [
+        (
+            {"rate": 0.5, "zzzzzz": 1},
+            ValueError,
+            f"{_LD} has unknown key 'zzzzzz'. Valid keys: rate, min_scale, freeze_below, depth, "
+            "num_layers.",
+        ),
+        (
+            {"rate": 0.5, "depth": "zzzz"},
+            ValueError,
+            f"{_LD}['depth'] must be 'get_layer_depth', 'group_matcher' or a list of [regex, n] "
+            "pairs, got 'zzzz'.",
+        ),
+        (
+            {"rate": 0.5, "num_layers": 3},
+            ValueError,
+            f"{_LD}['num_layers'] goes with a list of [regex, n] pairs only; the model's hook "
+            "gives the number of layers itself. Drop num_layers.",
+        ),
+        (
+            {"rate": 0.5, "depth": "get_layer_depth", "num_layers": 3},
+            ValueError,
+            f"{_LD}['num_layers'] goes with a list of [regex, n] pairs only; the model's "
+            "get_layer_depth gives the number of layers itself. Drop num_layers.",
+        ),
+        (
+            {"rate": 0.5, "depth": []},
+            ValueError,
+            f"{_LD}['depth'] is an empty list; give at least one [regex, n] pair.",
+        ),
+        (
+            {"rate": 0.5, "min_scale": "0.1"},
+            TypeError,
+            f"{_LD}['min_scale'] must be a number, got '0.1' (str).",
+        ),
+        (
+            {"rate": 0.5, "freeze_below": "1"},
+            TypeError,
+            f"{_LD}['freeze_below'] must be a number, got '1' (str).",
+        ),
+        (
+            [0.5],
+            TypeError,
+            f"{_LD} must be a mapping with 'rate' (and optionally min_scale, freeze_below, depth, "
+            "num_layers), got [0.5] (list).",
+        ),
+    ],
+)
+def test_a_bad_layer_decay_message_names_the_key_and_what_would_work(
+    layer_decay: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, {"layer_decay": layer_decay})
+
+
+@pytest.mark.parametrize("pair", [["x", -1], ["x", 1.5], ["x", True], [3, 1], ["x", 1, 2], "x1"])
+def test_a_depth_entry_that_is_no_regex_and_layer_pair_is_a_value_error(pair: Any) -> None:
+    message = f"{_LD}['depth'][1] must be a [regex, n] pair (a str and an int >= 0), got {pair!r}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 1.0},
+            {"layer_decay": {"rate": 0.5, "depth": [["ok", 0], pair], "num_layers": 3}},
+        )
+
+
+@pytest.mark.parametrize("num_layers", [0, -1, 2.0, True, None])
+def test_regex_pairs_need_a_positive_int_num_layers(num_layers: Any) -> None:
+    with pytest.raises(
+        ValueError,
+        match=rf"needs num_layers beside it \(an int > 0; names that match no regex are in the "
+        rf"top layer, num_layers - 1\), got {re.escape(repr(num_layers))}\.$",
+    ):
+        DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 1.0},
+            {"layer_decay": {"rate": 0.5, "depth": [["x", 0]], "num_layers": num_layers}},
+        )
+
+
+def test_one_layer_of_regex_pairs_scales_nothing() -> None:
+    rows = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0},
+        {"layer_decay": {"rate": 0.5, "depth": [["head", 0]], "num_layers": 1}},
+    ).explain(ToyViT())
+    assert {(row.lr, row.rule) for row in rows} == {(1.0, "layer_decay[0/1]")}
+
+
+def test_regex_pairs_decide_alone_on_a_model_with_no_hook_and_freeze_below_holds() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2))
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0},
+        {
+            "layer_decay": {
+                "rate": 0.5,
+                "depth": [[r"(\d+)\.", 0]],
+                "num_layers": 3,
+                "freeze_below": 0.3,
+            }
+        },
+    )
+    rows = {row.name: row for row in constructor.explain(model)}
+    assert rows["0.weight"].rule == "frozen by layer_decay[0/3] (scale 0.25 < freeze_below 0.3)"
+    assert (rows["1.weight"].lr, rows["1.weight"].rule) == (0.5, "layer_decay[1/3]")
+    assert (rows["2.bias"].lr, rows["2.bias"].rule) == (1.0, "layer_decay[2/3]")
+    constructor(model)
+    assert [param.requires_grad for param in model.parameters()] == [False] * 2 + [True] * 4
+
+
+def test_a_scale_equal_to_freeze_below_is_not_frozen() -> None:
+    model = ToyViT()
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5, "freeze_below": 0.25}}
+    )
+    rows = {row.name: row for row in constructor.explain(model)}
+    assert (rows["backbone.layers.0.weight"].lr, rows["backbone.layers.0.weight"].rule) == (
+        0.25,
+        "layer_decay[1/4]",
+    )
+    assert rows["backbone.cls_token"].rule.startswith("frozen by layer_decay[0/4]")
+
+
+def test_a_regex_layer_id_equal_to_num_layers_is_out_of_range() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0},
+        {"layer_decay": {"rate": 0.5, "depth": [["head", 4]], "num_layers": 4}},
+    )
+    message = (
+        f"{_LD}: parameter 'head.weight' is in layer 4 of 4, outside 0..3; the depth (the "
+        "[regex, n] list) must give each parameter a layer id below the number of layers."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        constructor.explain(ToyViT())
+
+
+def test_a_get_layer_depth_id_out_of_range_names_the_hook() -> None:
+    class Off(ToyViT):
+        def get_layer_depth(self, name: str) -> tuple[int, int]:
+            return (4, 4) if name == "head.weight" else (0, 4)
+
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"'head\.weight' is in layer 4 of 4, outside 0\.\.3; the depth "
+        r"\(Off\.get_layer_depth\) must give",
+    ):
+        constructor.explain(Off())
+
+
+def test_a_regex_capture_from_an_optional_group_keeps_each_layer_apart() -> None:
+    model = nn.Module()
+    model.blocks = nn.Module()
+    model.blocks.scale = nn.Parameter(torch.ones(1))  # matches with the group left out
+    model.blocks.add_module("2", nn.Linear(1, 1))
+    rows = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0},
+        {"layer_decay": {"rate": 0.5, "depth": [[r"blocks(?:\.(\d+))?", 0]], "num_layers": 4}},
+    ).explain(model)
+    assert [(row.name, row.rule) for row in rows] == [
+        ("blocks.scale", "layer_decay[0/4]"),
+        ("blocks.2.weight", "layer_decay[2/4]"),
+        ("blocks.2.bias", "layer_decay[2/4]"),
+    ]
+
+
+def test_a_regex_capturing_no_integer_says_to_capture_digits() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0},
+        {"layer_decay": {"rate": 0.5, "depth": [[r"backbone\.(\w+)\.", 0]], "num_layers": 4}},
+    )
+    message = (
+        rf"{_LD}['depth'] regex 'backbone\\.(\\w+)\\.' captured 'layers' from "
+        "'backbone.layers.0.weight', which is not an integer layer number; capture digits only, "
+        r"e.g. r'blocks\.(\d+)'."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        constructor.explain(ToyViT())
+
+
+@pytest.mark.parametrize("found", [(1, 4.0), (1, 4, 0), [1, 4], 1, None])
+def test_get_layer_depth_must_return_two_ints(found: Any) -> None:
+    class Bad(ToyViT):
+        def get_layer_depth(self, name: str) -> Any:
+            return found
+
+    message = (
+        f"Bad.get_layer_depth('backbone.cls_token') returned {found!r}; it must return "
+        "(layer_id, num_layers), two ints."
+    )
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        constructor.explain(Bad())
+
+
+def test_a_model_without_the_hook_is_told_every_way_out() -> None:
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    message = (
+        f"{_LD} needs the layer depth of each parameter, but Sequential "
+        "(torch.nn.modules.container:Sequential) defines neither get_layer_depth(name) "
+        "(mmpretrain's hook) nor group_matcher(coarse) (timm's); define one, or give depth as a "
+        "list of [regex, n] pairs with num_layers."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        constructor.explain(nn.Sequential(nn.Linear(2, 2)))
+
+
+class TimmOnly(nn.Module):
+    """timm's hook only: a block, a final norm merged into it, and a head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+        self.norm = nn.LayerNorm(2)
+        self.head = nn.Linear(2, 2)
+
+    def group_matcher(self, coarse: bool = False) -> dict[str, Any]:
+        # As timm's models: coarse gives the blocks as one group.
+        blocks = r"^blocks" if coarse else [(r"^blocks\.(\d+)", None), (r"^norm", (99999,))]
+        return {"blocks": blocks}
+
+
+@pytest.mark.parametrize(
+    ("depth", "other"), [("get_layer_depth", "group_matcher"), ("group_matcher", "get_layer_depth")]
+)
+def test_a_model_without_the_named_hook_is_told_to_use_the_other(depth: str, other: str) -> None:
+    model = TimmOnly() if depth == "get_layer_depth" else ToyViT()
+    kind = type(model).__name__
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5, "depth": depth}}
+    )
+    needs = f"{_LD} depth={depth!r} needs {kind}.{depth}(), which "
+    way_out = f"{kind} does not define; define it, or use {other} or a list of [regex, n] pairs."
+    with pytest.raises(ValueError, match=f"^{re.escape(needs)}.*:{re.escape(way_out)}$"):
+        constructor.explain(model)
+
+
+def test_group_matcher_is_read_fine_and_a_final_norm_joins_the_first_layer() -> None:
+    rows = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    ).explain(TimmOnly())
+    assert [(row.name, row.rule) for row in rows] == [
+        ("blocks.0.weight", "layer_decay[0/3]"),
+        ("blocks.0.bias", "layer_decay[0/3]"),
+        ("blocks.1.weight", "layer_decay[1/3]"),
+        ("blocks.1.bias", "layer_decay[1/3]"),
+        ("norm.weight", "layer_decay[1/3]"),
+        ("norm.bias", "layer_decay[1/3]"),
+        ("head.weight", "layer_decay[2/3]"),
+        ("head.bias", "layer_decay[2/3]"),
+    ]
+    one_block = TimmOnly()
+    del one_block.blocks[1]
+    rows = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    ).explain(one_block)
+    assert {row.name: row.rule for row in rows}["norm.weight"] == "layer_decay[0/2]"
+
+
+def test_a_model_without_parameters_explains_to_no_rows() -> None:
+    class Empty(nn.Module):
+        def group_matcher(self, coarse: bool = False) -> dict[str, Any]:
+            return {"blocks": r"^blocks"}
+
+    explanation = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    ).explain(Empty())
+    assert list(explanation) == []
+
+
+def test_a_group_matcher_returning_no_dict_or_callable_is_a_type_error() -> None:
+    class Listing(TimmOnly):
+        def group_matcher(self, coarse: bool = False) -> Any:
+            return [r"^blocks"]
+
+    message = (
+        "group_matcher(coarse=False) returned ['^blocks'] (list); layer_decay reads a dict of "
+        "group name -> regex or [(regex, suffix), ...] as timm models return, or a callable."
+    )
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        constructor.explain(Listing())
+
+
+def test_a_group_matcher_pattern_capturing_nothing_is_a_value_error() -> None:
+    class Optional(TimmOnly):
+        def group_matcher(self, coarse: bool = False) -> Any:
+            return {"blocks": [(r"^blocks(?:\.(\d+))?", None)]}
+
+    model = Optional()
+    model.blocks.register_parameter("scale", nn.Parameter(torch.ones(1)))
+    message = (
+        r"group_matcher pattern '^blocks(?:\\.(\\d+))?' matched 'blocks.scale' without capturing "
+        "each of its groups; layer ids need a number for each group."
+    )
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        constructor.explain(model)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -134,3 +135,86 @@ def test_hooks_are_read_through_distributed_data_parallel() -> None:
     rows = _rows(wrapped)
     assert {name for name, row in rows.items() if row.weight_decay == 0.0} == set(NO_DECAY)
     assert rows["backbone.cls_token"].rule == "backbone.no_weight_decay()"
+
+
+def test_a_hook_returning_a_str_names_its_type() -> None:
+    class Bad(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(1))
+
+        def no_weight_decay(self) -> str:
+            return "w"
+
+    with pytest.raises(TypeError, match=r"must return a set of str, got 'w' \(str\)$"):
+        _rows(Bad())
+
+
+@pytest.mark.parametrize("word", [3, ""])
+def test_a_hook_returning_an_empty_or_non_str_entry_is_a_type_error(word: object) -> None:
+    class Bad(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(1))
+
+        def no_weight_decay(self) -> list[object]:
+            return ["w", word]
+
+    with pytest.raises(
+        TypeError,
+        match=rf"^Bad\.no_weight_decay\(\) \(.*Bad\) must return non-empty str, got "
+        rf"{re.escape(repr(word))} in \['w', {re.escape(repr(word))}\]$",
+    ):
+        _rows(Bad())
+
+
+@pytest.mark.parametrize("hook", ["no_weight_decay", "no_weight_decay_keywords"])
+def test_a_submodule_s_bad_hook_is_named_by_its_path(hook: str) -> None:
+    class BadBlock(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(1))
+
+    setattr(BadBlock, hook, lambda self: 5)
+    model = Model()
+    model.backbone.add_module("bad", BadBlock())
+    with pytest.raises(
+        TypeError, match=rf"^backbone\.bad\.{hook}\(\) \(.*BadBlock\) must return a set of str"
+    ):
+        _rows(model)
+
+
+class Plain(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.zeros(1, 4))
+        self.head = nn.Linear(4, 2)
+
+
+class NamesOnly(Plain):
+    def no_weight_decay(self) -> set[str]:
+        return {"pos_embed"}
+
+
+class GlobsOnly(Plain):
+    def no_weight_decay(self) -> set[str]:
+        return {"pos_*"}
+
+
+class KeywordsOnly(Plain):
+    def no_weight_decay_keywords(self) -> set[str]:
+        return {"embed"}
+
+
+@pytest.mark.parametrize(
+    ("model", "rule"),
+    [
+        (NamesOnly(), "no_weight_decay()"),
+        (GlobsOnly(), "no_weight_decay()"),
+        (KeywordsOnly(), "no_weight_decay_keywords()"),
+    ],
+)
+def test_each_kind_of_declaration_works_alone(model: nn.Module, rule: str) -> None:
+    rows = _rows(model)
+    assert (rows["pos_embed"].weight_decay, rows["pos_embed"].rule) == (0.0, rule)
+    assert (rows["head.weight"].weight_decay, rows["head.weight"].rule) == (0.05, "default")
