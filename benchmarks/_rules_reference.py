@@ -64,7 +64,8 @@ def _settings(key: tuple[Any, ...], optimizer_cfg: dict[str, Any]) -> dict[str, 
         lr = lr * 2.0
     if kind in (2, 3) and not excluded:
         settings["momentum"] = 0.8
-    lr = lr * max(0.0, 0.9 ** (_NUM_LAYERS - layer - 1))
+    layer_id = _NUM_LAYERS - 1 if layer is None else int(layer)
+    lr = lr * max(0.0, 0.9 ** (_NUM_LAYERS - layer_id - 1))
     return {"lr": lr, "weight_decay": weight_decay, **settings}
 
 
@@ -74,12 +75,18 @@ def reference_optimizer(model: nn.Module, optimizer_cfg: dict[str, Any]) -> torc
     groups: dict[tuple[Any, ...], tuple[list[torch.Tensor], list[str]]] = {}
     frozen: tuple[list[torch.Tensor], list[str]] = ([], [])
     seen: set[int] = set()
+    # The patterns as locals, the captured layer kept as text (made an int once per group).
+    backbone, fourth_weight, head, stage_of = _BACKBONE, _FOURTH_WEIGHT, _HEAD, _STAGE
     stack: list[tuple[str, nn.Module]] = [("", model)]
+    pop, push = stack.pop, stack.append
     while stack:
-        prefix, module = stack.pop()
-        children = [(name, child) for name, child in module._modules.items() if child is not None]
-        for name, child in reversed(children):
-            stack.append((f"{prefix}.{name}" if prefix else name, child))
+        prefix, module = pop()
+        children = module._modules
+        if children:
+            dot = f"{prefix}." if prefix else ""
+            for name, child in reversed(children.items()):
+                if child is not None:
+                    push((dot + name, child))
         own = module._parameters
         if not own:
             continue
@@ -100,16 +107,16 @@ def reference_optimizer(model: nn.Module, optimizer_cfg: dict[str, Any]) -> torc
                 frozen[0].append(param)
                 frozen[1].append(full_name)
                 continue
-            stage = _STAGE(full_name)
+            stage = stage_of(full_name)
             key = (
                 kind,
                 name == "bias",
                 param.ndim == 1,
                 "head" in (full_name if prefix else f".{name}"),
-                _BACKBONE(full_name) is not None,
-                _FOURTH_WEIGHT(full_name) is not None,
-                _HEAD(full_name) is not None,
-                _NUM_LAYERS - 1 if stage is None else int(stage[1]),
+                backbone(full_name) is not None,
+                fourth_weight(full_name) is not None,
+                head(full_name) is not None,
+                None if stage is None else stage[1],
             )
             members = groups.get(key)
             if members is None:

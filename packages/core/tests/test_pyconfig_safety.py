@@ -27,7 +27,7 @@ MALICIOUS = {
 }
 
 CHILD = """
-import json, os, sys
+import json, sys
 from pathlib import Path
 from regtree.config import ConfigError, load_config
 
@@ -42,12 +42,8 @@ def hook(event, args):
         if caller.co_name != "parse" or not caller.co_filename.endswith("ast.py"):
             events.append([event, caller.co_filename, caller.co_name])  # only ast.parse
     elif event == "open":
-        # open() gives a mode, os.open (mode None) its flags: reading the config only.
-        reads = args[1] in ("r", "rb") or (
-            args[1] is None and args[2] & os.O_ACCMODE == os.O_RDONLY
-        )
-        if not reads or not str(args[0]).endswith(".py"):
-            events.append([event, str(args[0]), str(args[1])])
+        if args[1] not in ("r", "rb") or not str(args[0]).endswith(".py"):
+            events.append([event, str(args[0]), str(args[1])])  # reading the config only
     elif event in ("import", "exec", "subprocess.Popen", "os.system", "os.posix_spawn",
                    "os.spawn", "os.exec", "os.fork", "os.forkpty", "ctypes.dlopen"):
         events.append([event, repr(args)[:120]])

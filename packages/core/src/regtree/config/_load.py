@@ -91,18 +91,17 @@ def config_origins(path: str | os.PathLike[str], overrides: Iterable[str] = ()) 
 
 
 def _resolve(path: str | os.PathLike[str], overrides: Iterable[str]) -> Table:
+    """The merged tree, with origins, and the overrides applied."""
     from ._inherit import compose
-    from ._tree import Table
+    from ._tree import shallow_copy
 
     texts = _texts(overrides)
     filename = os.fspath(path)
     tree: Table = compose(filename)
     if texts:
         # Composed trees are shared: the overrides change a copy of each container they touch.
-        root = Table(tree.origin)
-        root.update(tree)
-        tree = root
-        _override(filename, tree, texts, fresh={id(root)})
+        tree = shallow_copy(tree)
+        _override(filename, tree, texts, fresh={id(tree)})
     return tree
 
 
