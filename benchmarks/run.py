@@ -54,7 +54,9 @@ torch layers (conv+bias, BatchNorm, depthwise conv, LayerNorm, Linear per 10-ten
 bypass_duplicate models: N distinct tensors, all but the head's 10 reached twice through a second
 container holding the same blocks. Growth exponent: least-squares slope of log(time) on log(N);
 "linear" means at most 1.2. Rows named *reference* are not a library: a one-line Python method
-around a dict (and a minimal build function), the least any pure-Python registry can cost here.
+around a dict (and a minimal build function), the least any pure-Python registry can cost here;
+for the five-rules constructor, that paramwise_cfg written out by hand as one loop
+(`_rules_reference.py`, checked to give every parameter regtree's settings).
 The miss rows repeat one key (a lookup cache may absorb it); "distinct keys" rows never repeat.
 mmengine's per-parameter INFO logging is silenced at the logger (its calls still run) and its
 per-lookup `import <scope>.registry` finds the module already imported, as it would for a real
