@@ -158,6 +158,11 @@ _MAP = "tag:yaml.org,2002:map"
 _MERGE = "tag:yaml.org,2002:merge"
 # The tag `resolve` gives a plain scalar: what it means is decided by `resolve_plain`.
 _PLAIN = "tag:regtree:plain"
+# The tags of YAML 1.2's core schema (10.3), and the one `resolve` gives a plain scalar:
+# anything else is refused (`_Composer.tagged`).
+_KNOWN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "seq", "map", "null", "bool", "int", "float")
+) | {_PLAIN}
 # Scalars of explicitly tagged nodes (`!!float 1`), converted here rather than through the
 # constructor's construct_object (its bookkeeping is half the time of reading a typical config).
 _CONVERT: dict[str, Any] = {
@@ -205,7 +210,7 @@ class _Composer:
             elif tag in _CONVERT:
                 value = _CONVERT[tag](node.value)
             else:
-                value = self.safe_constructor().construct_object(node, deep=True)
+                value = self.tagged(node)
             return value if self.origins is None else Leaf(value, self.origin(node))
         if self.count > _MAX_NODES:
             raise YamlProblem(
@@ -237,8 +242,30 @@ class _Composer:
             for item in node.value:
                 items.append(self.node(item, depth + 1))
             return items
-        value = self.safe_constructor().construct_object(node, deep=True)
+        value = self.tagged(node)
         return value if self.origins is None else Leaf(value, self.origin(node))
+
+    def tagged(self, node: Any) -> object:
+        """A node whose tag the tree does not take: refused, or left to PyYAML's constructor.
+
+        A tag outside the core schema (`!!set`, `!!omap`, `!!timestamp`, `!!binary`, `!local`)
+        would give a value that is not plain data (a set, tuples, a datetime, bytes), so it is
+        refused; what reaches the constructor is a core tag on the wrong kind of node
+        (`!!int [1]`), which it refuses with its own error.
+
+        Raises:
+            YamlProblem: the tag is not one of the core schema's.
+        """
+        if node.tag not in _KNOWN_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!", 1)
+            raise YamlProblem(
+                f"the tag {tag} is not in the YAML 1.2 core schema; a config holds mappings, "
+                "lists, strings, numbers, booleans and null (drop the tag, quote the value as "
+                "a string, or write a list)",
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+            )
+        return self.safe_constructor().construct_object(node, deep=True)
 
     def origin(self, node: Any) -> str:
         """Where a node starts: ``'file:line'``."""
@@ -262,7 +289,7 @@ class _Composer:
         elif tag == _STR:
             key = node.value
         else:
-            key = self.safe_constructor().construct_object(node, deep=True)
+            key = self.tagged(node)
         if not isinstance(key, str):
             raise YamlProblem(
                 f"the key {key!r} is not a string; config keys are strings (quote it)",
