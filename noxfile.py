@@ -276,7 +276,10 @@ def mutate(session: nox.Session) -> None:
     session.install("mutmut>=3.8,<4")
     with session.chdir(ROOT / folder):
         shutil.rmtree("mutants", ignore_errors=True)
-        session.run("mutmut", "run", *args)
+        # One OpenMP thread: mutmut forks each mutant from a process whose torch has run the
+        # tests, and a fork inherits OpenMP's thread pool without its threads, so a matmul in
+        # the child waits forever (a timeout that no mutant caused).
+        session.run("mutmut", "run", *args, env={"OMP_NUM_THREADS": "1"})
         session.run("mutmut", "results")
 
 

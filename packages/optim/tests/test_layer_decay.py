@@ -307,7 +307,9 @@ def test_bad_layer_decay_configs_fail_at_construction(
 
 def test_layer_decay_without_lr_is_a_value_error() -> None:
     with pytest.raises(
-        ValueError, match=r"layer_decay'\] scales the lr but optimizer_cfg has no lr"
+        ValueError,
+        match=r"layer_decay'\] scales the lr but optimizer_cfg has no lr; add lr to the "
+        r"optimizer config or drop layer_decay\.$",
     ):
         DefaultOptimizerConstructor({"type": "SGD"}, {"layer_decay": {"rate": 0.5}})
 

@@ -605,3 +605,42 @@ def test_the_warning_of_a_rule_selecting_nothing_points_at_the_caller() -> None:
     with pytest.warns(UserWarning, match="selects no parameter") as explained:
         constructor.explain(KindsModel())
     assert [w.filename for w in [*built, *explained]] == [__file__, __file__]
+
+
+def test_every_rule_that_selects_a_parameter_applies_whatever_its_selectors() -> None:
+    rows = _rows(
+        {
+            "rules": [
+                {"regex": "^head", "lr_mult": 2.0},  # by name, selecting only the head
+                {"regex": "^backbone", "lr_mult": 3.0},
+                {"match": "head.*", "lr_mult": 5.0},
+                {"match": "backbone.*", "lr_mult": 7.0},
+                {"name": "bias", "decay_mult": 0.5},  # by facts only, twice
+                {"module": "conv", "decay_mult": 0.3},
+            ]
+        }
+    )
+    bias = rows["backbone.conv.bias"]
+    assert bias.rule == "rules[1], rules[3], rules[4], rules[5]"
+    assert (bias.lr, bias.weight_decay) == (LR * 3.0 * 7.0, WD * 0.5 * 0.3)
+    assert rows["head.fc.weight"].rule == "rules[0], rules[2]"
+
+
+@pytest.mark.parametrize("ndim", [0, [0, 1]])
+def test_an_ndim_of_zero_selects_the_scalar_parameters(ndim: object) -> None:
+    model = KindsModel()
+    model.register_parameter("temperature", nn.Parameter(torch.tensor(1.0)))
+    rows = _rows({"rules": [{"ndim": ndim, "lr_mult": 2.0}]}, model)
+    selected = {name for name, row in rows.items() if row.rule == "rules[0]"}
+    assert "temperature" in selected
+    assert ("scale" in selected) == (ndim != 0)
+
+
+@pytest.mark.parametrize("ndim", [-1, [1, 2, 3], [1, "2"], {1, 2}, True, "1"])
+def test_an_ndim_that_is_no_int_or_pair_of_them_is_a_value_error(ndim: object) -> None:
+    message = (
+        f"{_RULE}['ndim'] must be an int >= 0 or an inclusive [min, max] pair of them, got "
+        f"{ndim!r}."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(SGD, {"rules": [{"ndim": ndim}]})

@@ -289,10 +289,6 @@ class LayerDepths:
             self._unmatched: dict[str | None, LayerScale] = {}  # names no pair matches
             self.scale = self._regex_scale
 
-    def layer(self, name: str) -> tuple[int, int]:
-        """The parameter's ``(layer id, number of layers)``."""
-        return self._layer(name)
-
     def _hook_layer(self, name: str) -> tuple[int, int]:
         found = self._hook(name)
         if not (
