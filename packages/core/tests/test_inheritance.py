@@ -244,5 +244,7 @@ def test_a_yaml_inheritance_problem_names_its_line(
     pytest.importorskip("yaml")
     write(tmp_path, "base.yaml", "y: 1\n")
     path = write(tmp_path, "cfg.yaml", text)
-    with pytest.raises(ConfigError, match=rf"cfg\.yaml, line {line}: .*{problem}"):
+    with pytest.raises(ConfigError, match=rf"cfg\.yaml, line {line}: .*{problem}") as raised:
         load_config(path)
+    # One problem, shown once: not chained to the same problem found without its line.
+    assert not isinstance(raised.value.__context__, ConfigError)

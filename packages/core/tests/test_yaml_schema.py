@@ -132,3 +132,41 @@ def test_a_collection_tagged_as_a_scalar_is_invalid_yaml_with_its_line(
         match=rf"line 2, column 6: invalid YAML: expected a scalar node, but found {kind}",
     ):
         load_config(write(tmp_path, "cfg.yaml", f"a: 1\nb:   {tag} {collection}\n"))
+
+
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [
+        ("!!set {a, b}", "!!set"),
+        ("!!omap [k: 1, j: 2]", "!!omap"),
+        ("!!pairs [k: 1]", "!!pairs"),
+        ("!!timestamp 2001-12-14", "!!timestamp"),
+        ("!!binary aGVsbG8=", "!!binary"),
+        ("!local 1", "!local"),
+    ],
+)
+def test_a_tag_outside_the_core_schema_is_refused_with_its_line(
+    tmp_path: Path, value: str, tag: str
+) -> None:
+    # Their values are no plain data (a set, tuples, a datetime, bytes); load_config and
+    # config_origins refuse them alike, so no override or reference reaches into one.
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError, config_origins
+
+    path = write(tmp_path, "cfg.yaml", f"a: 1\nb: {value}\n")
+    expected = rf"line 2, column 4: invalid YAML: the tag {tag} is not in the YAML 1.2 core schema"
+    for read in (load_config, config_origins):
+        with pytest.raises(ConfigError, match=expected):
+            read(path)
+
+
+def test_core_tags_on_their_own_kind_of_node_read_as_untagged(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    text = "i: !!int '3'\nf: !!float 1\nl: !!seq [1]\nm: !!map {a: !!str 1}\nn: !!null ''\n"
+    assert load_config(write(tmp_path, "cfg.yaml", text)) == {
+        "i": 3,
+        "f": 1.0,
+        "l": [1],
+        "m": {"a": "1"},
+        "n": None,
+    }

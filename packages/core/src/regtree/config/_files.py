@@ -30,7 +30,7 @@ def read_file(filename: str) -> tuple[str, bytes]:
 
 
 def read_tree(filename: str, kind: str, data: bytes, *, plain: bool = False) -> Any:
-    """Read one config file (no inheritance) into a tree whose values know their origin.
+    """Read one config file (no inheritance): a tree whose values know their origin, or plain data.
 
     Origins are ``filename:line`` for YAML and Python and ``filename`` for JSON and TOML, whose
     parsers give no positions of values. A Python config is parsed with ``ast`` and evaluated

@@ -69,12 +69,15 @@ def compose(filename: str, *, plain: bool = False) -> Any:
     try:
         tree, _ = _compose(filename, (), plain)
     except ConfigError as exc:
-        if plain and exc.line is None:
-            # Plain data has no lines to name: the tree's composition raises the same problem,
-            # with the line where it has one.
-            _compose(filename, (), False)
-        raise
-    return tree
+        if not plain or exc.line is not None:
+            raise
+        problem = exc
+    else:
+        return tree
+    # Plain data has no lines to name: the tree's composition raises the same problem, with the
+    # line where it has one. Outside the handler, so that the problem is not shown twice.
+    _compose(filename, (), False)
+    raise problem
 
 
 def _compose(filename: str, chain: tuple[str, ...], plain: bool) -> tuple[Any, Fingerprint]:

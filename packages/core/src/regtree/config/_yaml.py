@@ -115,7 +115,7 @@ def core_schema_classes() -> tuple[Any, Any]:
 
 
 def parse_yaml(filename: str, text: str, *, plain: bool = False) -> object:
-    """Parse YAML text into a tree whose every node knows its line (``'file:line'``).
+    """Parse YAML text into a tree whose every node knows its line (``'file:line'``), or plain data.
 
     Args:
         filename: The file, as its origins name it.
@@ -158,6 +158,11 @@ _MAP = "tag:yaml.org,2002:map"
 _MERGE = "tag:yaml.org,2002:merge"
 # The tag `resolve` gives a plain scalar: what it means is decided by `resolve_plain`.
 _PLAIN = "tag:regtree:plain"
+# The tags of YAML 1.2's core schema (10.3), and the one `resolve` gives a plain scalar:
+# anything else is refused (`_Composer.tagged`).
+_KNOWN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "seq", "map", "null", "bool", "int", "float")
+) | {_PLAIN}
 # Scalars of explicitly tagged nodes (`!!float 1`), converted here rather than through the
 # constructor's construct_object (its bookkeeping is half the time of reading a typical config).
 _CONVERT: dict[str, Any] = {
@@ -169,7 +174,7 @@ _CONVERT: dict[str, Any] = {
 
 
 class _Composer:
-    """Turn PyYAML's nodes into a tree; PyYAML's constructor builds what the tree does not."""
+    """Turn PyYAML's nodes into a tree (or plain data); its constructor builds what they do not."""
 
     def __init__(self, constructor_class: Any, filename: str, text: str, plain: bool) -> None:
         import yaml
@@ -187,8 +192,9 @@ class _Composer:
         self.sequence_node = yaml.SequenceNode
         # 0-based line -> 'file:line', for every line up front: measured on the config
         # benchmark's four files, their trees are built in 175 us, not 197 us making each on the
-        # first node of its line. Plain data has no origins: None.
-        self.origins: list[str] | None = None
+        # first node of its line. Plain data has no origins.
+        self.plain = plain
+        self.origins: list[str] = []
         if not plain:
             self.origins = [self.prefix + str(number) for number in range(1, text.count("\n") + 2)]
 
@@ -205,8 +211,8 @@ class _Composer:
             elif tag in _CONVERT:
                 value = _CONVERT[tag](node.value)
             else:
-                value = self.safe_constructor().construct_object(node, deep=True)
-            return value if self.origins is None else Leaf(value, self.origin(node))
+                value = self.tagged(node)
+            return value if self.plain else Leaf(value, self.origin(node))
         if self.count > _MAX_NODES:
             raise YamlProblem(
                 f"the document expands to more than {_MAX_NODES:,} values (nested aliases?)"
@@ -220,7 +226,7 @@ class _Composer:
         if kind is self.mapping_node and node.tag == _MAP:
             if self.merges and any(key_node.tag == _MERGE for key_node, _ in node.value):
                 self.safe_constructor().flatten_mapping(node)  # merge keys (`<<: *defaults`)
-            table: dict[str, Any] = {} if self.origins is None else Table(self.origin(node))
+            table: dict[str, Any] = {} if self.plain else Table(self.origin(node))
             for key_node, value_node in node.value:
                 # A plain key that is a string (nearly every key) is taken without the call to
                 # `key`, which refuses any other: measured on the config benchmark's four files,
@@ -231,20 +237,42 @@ class _Composer:
                 table[key] = self.node(value_node, depth + 1)
             return table
         if kind is self.sequence_node and node.tag == _SEQ:
-            items: list[Any] = [] if self.origins is None else Items(self.origin(node))
+            items: list[Any] = [] if self.plain else Items(self.origin(node))
             # A loop, not a comprehension (a function call of its own before Python 3.12):
             # measured, the config benchmark's four files are read in 376 us, not 386 us.
             for item in node.value:
                 items.append(self.node(item, depth + 1))
             return items
-        value = self.safe_constructor().construct_object(node, deep=True)
-        return value if self.origins is None else Leaf(value, self.origin(node))
+        value = self.tagged(node)
+        return value if self.plain else Leaf(value, self.origin(node))
+
+    def tagged(self, node: Any) -> object:
+        """A node whose tag the tree does not take: refused, or left to PyYAML's constructor.
+
+        A tag outside the core schema (`!!set`, `!!omap`, `!!timestamp`, `!!binary`, `!local`)
+        would give a value that is not plain data (a set, tuples, a datetime, bytes), so it is
+        refused; what reaches the constructor is a core tag on the wrong kind of node
+        (`!!int [1]`), which it refuses with its own error.
+
+        Raises:
+            YamlProblem: the tag is not one of the core schema's.
+        """
+        if node.tag not in _KNOWN_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!", 1)
+            raise YamlProblem(
+                f"the tag {tag} is not in the YAML 1.2 core schema; a config holds mappings, "
+                "lists, strings, numbers, booleans and null (drop the tag, quote the value as "
+                "a string, or write a list)",
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+            )
+        return self.safe_constructor().construct_object(node, deep=True)
 
     def origin(self, node: Any) -> str:
         """Where a node starts: ``'file:line'``."""
         line: int = node.start_mark.line
         try:
-            return self.origins[line]  # type: ignore[index]
+            return self.origins[line]
         except IndexError:  # after the last "\n": PyYAML also breaks lines at "\r" and U+2028
             return self.prefix + str(line + 1)
 
@@ -262,7 +290,7 @@ class _Composer:
         elif tag == _STR:
             key = node.value
         else:
-            key = self.safe_constructor().construct_object(node, deep=True)
+            key = self.tagged(node)
         if not isinstance(key, str):
             raise YamlProblem(
                 f"the key {key!r} is not a string; config keys are strings (quote it)",
