@@ -172,18 +172,7 @@ class _TimmBlocks(torch.nn.Module):
 @pytest.mark.usefixtures("process_group")
 @pytest.mark.parametrize(
     "depth",
-    [
-        pytest.param(
-            "group_matcher",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="layer ids come from named_parameters(), whose names keep nested "
-                "FSDP1's _fsdp_wrapped_module; the walk's names do not, so every parameter "
-                "falls into the top layer",
-            ),
-        ),
-        "get_layer_depth",
-    ],
+    ["group_matcher", "get_layer_depth"],
 )
 def test_layer_decay_under_nested_fsdp1_gives_the_unwrapped_model_s_layers(depth: str) -> None:
     from torch.distributed.fsdp import FullyShardedDataParallel
@@ -201,3 +190,37 @@ def test_layer_decay_under_nested_fsdp1_gives_the_unwrapped_model_s_layers(depth
         )
     wrapped = FullyShardedDataParallel(model, use_orig_params=True, device_id=torch.device("cpu"))
     assert [(row.name, row.rule) for row in constructor.explain(wrapped)] == expected
+
+
+class _HookedBlock(torch.nn.Module):
+    """A block that declares its own no-weight-decay parameter, as timm's blocks do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(2))
+        self.fc = torch.nn.Linear(2, 2)
+
+    def no_weight_decay(self) -> set[str]:
+        return {"scale"}
+
+
+@pytest.mark.filterwarnings(_NO_SHARD_WARNING)
+@pytest.mark.usefixtures("process_group")
+def test_model_hooks_of_a_block_under_nested_fsdp1_name_the_unwrapped_parameters() -> None:
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    from regtree_optim import DefaultOptimizerConstructor
+
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0, "weight_decay": 0.1}, {"model_hooks": True}
+    )
+    model = torch.nn.Sequential(_HookedBlock(), _HookedBlock())
+    expected = [(row.name, row.weight_decay, row.rule) for row in constructor.explain(model)]
+    assert ("0.scale", 0.0, "0.no_weight_decay()") in expected
+    for index, block in enumerate(model):
+        model[index] = FullyShardedDataParallel(
+            block, use_orig_params=True, device_id=torch.device("cpu")
+        )
+    wrapped = FullyShardedDataParallel(model, use_orig_params=True, device_id=torch.device("cpu"))
+    rows = [(row.name, row.weight_decay, row.rule) for row in constructor.explain(wrapped)]
+    assert rows == expected

@@ -238,9 +238,15 @@ def test_unmatched_custom_key_warns() -> None:
         {"type": "SGD", "lr": LR},
         {"custom_keys": {"backbone": {"lr_mult": 0.1}, "0.": {"lr_mult": 2}}},
     )
-    with pytest.warns(UserWarning, match=r"custom_keys key 'backbone' matches no parameter"):
+    with pytest.warns(
+        UserWarning, match=r"custom_keys key 'backbone' matches no parameter"
+    ) as built:
         optimizer = constructor(model)
     assert [g["lr"] for g in optimizer.param_groups] == [LR * 2]
+    with pytest.warns(UserWarning, match=r"custom_keys key 'backbone'") as explained:
+        constructor.explain(model)
+    # The warning points at the caller's line, not into regtree_optim.
+    assert [w.filename for w in [*built, *explained]] == [__file__, __file__]
 
 
 def test_custom_key_matching_only_frozen_or_shadowed_names_does_not_warn() -> None:

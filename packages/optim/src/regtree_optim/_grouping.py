@@ -20,7 +20,7 @@ from torch import nn
 from regtree.naming import closest
 
 from ._compose import RuleStage, compose_decisions, product
-from ._module_kinds import module_children, module_kind
+from ._module_kinds import is_depthwise, module_kind, walk_modules, walk_parameters
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._rules import SelectionTable
 from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
@@ -33,7 +33,6 @@ __all__ = [
     "Placement",
     "plan_groups",
     "single_group",
-    "walk_modules",
 ]
 
 _FROZEN_RULE = "frozen (optimizer defaults)"
@@ -80,50 +79,14 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     """Put every parameter of ``model`` in one group, as ``model.parameters()`` orders them."""
     names: list[str] = []
     params: list[torch.Tensor] = []
-    seen: set[int] = set()
-    # The walk, not named_parameters(): a wrapper inside the model (checkpointing, FSDP1) must
-    # not show in the names. Same order; a parameter reached twice is kept once, as there.
-    for prefix, module, _ in walk_modules(model):
-        for name, param in module._parameters.items():
-            if param is not None and id(param) not in seen:
-                seen.add(id(param))
-                names.append(f"{prefix}.{name}" if prefix else name)
-                params.append(param)
+    for name, param in walk_parameters(model):
+        names.append(name)
+        params.append(param)
     plan = GroupPlan(groups=[{"params": params, "param_names": names}])
     if explain:
         rule = "default (no paramwise_cfg)"
         plan.placements = [Placement(n, p, rule, 0) for n, p in zip(names, params, strict=True)]
     return plan
-
-
-def walk_modules(
-    root: nn.Module, prefix: str = "", in_dcn: bool = False
-) -> Iterator[tuple[str, nn.Module, bool]]:
-    """Yield ``(prefix, module, in_dcn)`` for ``root`` and its descendants, in pre-order.
-
-    Children are those of ``named_children()``, as mmcv walks them: a module held twice by one
-    parent is walked once there; a module reached through two parents is walked at each (that
-    is how shared parameters are found); a module already on the path from ``root`` (a cycle)
-    is not entered again. ``in_dcn`` says whether the module is a direct child of a deformable
-    conv.
-    """
-    # path[d] is the id of the module at depth d on the way to the current one (a list by
-    # depth: no leave markers on the stack). Children are pushed in reverse so they pop in order.
-    path: list[int] = []
-    stack: list[tuple[str, nn.Module, bool, int]] = [(prefix, root, in_dcn, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        module_prefix, module, module_in_dcn, depth = pop()
-        yield module_prefix, module, module_in_dcn
-        if not module._modules:
-            continue
-        del path[depth:]
-        path.append(id(module))
-        is_dcn = module_kind(type(module)).is_dcn
-        depth += 1
-        for child_name, child in reversed(module_children(module, path)):
-            child_prefix = f"{module_prefix}.{child_name}" if module_prefix else child_name
-            push((child_prefix, child, is_dcn, depth))
 
 
 class ParamDecider:
@@ -160,10 +123,7 @@ class ParamDecider:
             if found is not None:
                 return found
         kind = module_kind(module_type)
-        # Read on convs only: on another module a missing attribute costs nn.Module.__getattr__
-        # an exception, a microsecond per module.
-        conv: Any = module  # a _ConvNd where kind.is_conv (typing.cast is a call at run time)
-        is_dw = kind.is_conv and conv.groups == conv.in_channels > 1
+        is_dw = is_depthwise(module, kind.is_conv)
         offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
         module_facts = (kind.is_norm, is_dw, in_dcn, offset)
         decisions = self._by_facts.get(module_facts)
@@ -544,7 +504,7 @@ def _warn_unmatched(
             f"custom_keys key {key!r} matches no parameter of {type(root).__name__}: it is a "
             f"substring of no name f'{{prefix}}.{{name}}'{hint}; it has no effect.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=6,
         )
 
 

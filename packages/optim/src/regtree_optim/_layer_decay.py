@@ -20,6 +20,8 @@ from torch import nn
 
 from regtree.naming import closest, origin
 
+from ._module_kinds import walk_parameters
+
 __all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
 
 _KEYS: Final[tuple[str, ...]] = ("rate", "min_scale", "freeze_below", "depth", "num_layers")
@@ -265,7 +267,9 @@ class LayerDepths:
                     "a list of [regex, n] pairs."
                 )
             if depth == "group_matcher":
-                names = [name for name, _ in model.named_parameters()]
+                # Named as the walk names them: a wrapper inside the model (FSDP1 around each
+                # block) must not hide the blocks from the matcher.
+                names = [name for name, _ in walk_parameters(model)]
                 self._timm_ids = timm_layer_ids(names, hook(coarse=False))
                 self._timm_count = max(self._timm_ids.values(), default=-1) + 1
                 self._layer = self._timm_layer

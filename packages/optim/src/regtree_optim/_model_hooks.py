@@ -17,6 +17,8 @@ from torch import nn
 
 from regtree.naming import origin
 
+from ._module_kinds import walk_modules
+
 __all__ = ["NoDecayHooks"]
 
 _NAMES_HOOK: Final[str] = "no_weight_decay"
@@ -53,7 +55,9 @@ class NoDecayHooks:
         self.names: dict[str, str] = {}  # full name -> rule label
         self._patterns: list[tuple[re.Pattern[str], str]] = []
         self._keywords: list[tuple[str, str, str]] = []  # (path prefix, keyword, rule label)
-        for path, module in model.named_modules():
+        # The walk's paths, not named_modules(): a wrapper inside the model (FSDP1 around a
+        # block) must not show in the names a hook's entries are prefixed with.
+        for path, module, _ in walk_modules(model):
             dotted = f"{path}." if path else ""
             names_label = f"{dotted}{_NAMES_HOOK}()"
             for entry in _declared(module, _NAMES_HOOK, path):

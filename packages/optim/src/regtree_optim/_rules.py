@@ -20,7 +20,7 @@ from torch import nn
 from regtree.naming import closest
 
 from ._layer_decay import LayerDecay, resolve_layer_decay
-from ._module_kinds import module_kind
+from ._module_kinds import is_depthwise, module_kind
 from ._optimizer_types import OptimizerInfo
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "ParamRule",
     "RuleSelector",
     "SelectionTable",
-    "is_depthwise",
     "resolve_composition",
     "resolve_param_rules",
 ]
@@ -100,11 +99,6 @@ class ParamRule:
         if self.names is not None and name not in self.names:
             return False
         return self.ndim is None or self.ndim[0] <= ndim <= self.ndim[1]
-
-
-def is_depthwise(module: nn.Module, is_conv: bool) -> bool:
-    """A depthwise conv: a Conv1d/2d/3d with ``groups == in_channels > 1`` (SPEC 3.2)."""
-    return is_conv and getattr(module, "groups", 0) == getattr(module, "in_channels", 0) > 1
 
 
 # A name test, compiled: a pattern's bound ``match``/``search`` (cheaper than the pattern's
