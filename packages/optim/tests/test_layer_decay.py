@@ -520,7 +520,19 @@ def test_a_regex_capturing_no_integer_says_to_capture_digits() -> None:
         constructor.explain(ToyViT())
 
 
-@pytest.mark.parametrize("found", [(1, 4.0), (1, 4, 0), [1, 4], 1, None])
+def test_get_layer_depth_may_return_a_list_as_mmpretrain_unpacks_it() -> None:
+    class Listed(ToyViT):
+        def get_layer_depth(self, name: str) -> Any:
+            return list(super().get_layer_depth(name))
+
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )
+    rows = [(row.name, row.lr, row.rule) for row in constructor.explain(Listed())]
+    assert rows == [(row.name, row.lr, row.rule) for row in constructor.explain(ToyViT())]
+
+
+@pytest.mark.parametrize("found", [(1, 4.0), (1, 4, 0), [1], (1,), 1, None])
 def test_get_layer_depth_must_return_two_ints(found: Any) -> None:
     class Bad(ToyViT):
         def get_layer_depth(self, name: str) -> Any:

@@ -295,8 +295,10 @@ class LayerDepths:
 
     def _hook_layer(self, name: str) -> tuple[int, int]:
         found = self._hook(name)
+        # A list too: mmpretrain unpacks the result (`layer_id, num_layers = ...`), which takes
+        # any pair.
         if not (
-            isinstance(found, tuple)
+            isinstance(found, tuple | list)
             and len(found) == 2
             and all(_is_count(value) for value in found)
         ):
@@ -304,7 +306,7 @@ class LayerDepths:
                 f"{self._model_type}.get_layer_depth({name!r}) returned {found!r}; it must return "
                 "(layer_id, num_layers), two ints."
             )
-        return found
+        return found[0], found[1]
 
     def _timm_layer(self, name: str) -> tuple[int, int]:
         # A name timm's walk did not see (a second path to a module) is in the top layer.
