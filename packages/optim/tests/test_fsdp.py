@@ -192,6 +192,34 @@ def test_layer_decay_under_nested_fsdp1_gives_the_unwrapped_model_s_layers(depth
     assert [(row.name, row.rule) for row in constructor.explain(wrapped)] == expected
 
 
+@pytest.mark.filterwarnings(_NO_SHARD_WARNING)
+@pytest.mark.usefixtures("process_group")
+@pytest.mark.parametrize("depth", ["group_matcher", "get_layer_depth"])
+def test_layer_decay_sees_the_parameters_inside_fsdp1_flat_parameters(depth: str) -> None:
+    # use_orig_params=False: a flat parameter per block takes its block's layer, and one flat
+    # parameter over layers of different scales is refused, whichever hook gives the depth.
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    from regtree_optim import DefaultOptimizerConstructor
+
+    def flat(module: torch.nn.Module) -> torch.nn.Module:
+        return FullyShardedDataParallel(
+            module, use_orig_params=False, device_id=torch.device("cpu")
+        )
+
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5, "depth": depth}}
+    )
+    model = _TimmBlocks()
+    for index, block in enumerate(model.blocks):
+        model.blocks[index] = flat(block)
+    model.head = flat(model.head)
+    optimizer = constructor(flat(model))
+    assert sorted(group["lr"] for group in optimizer.param_groups) == [0.25, 0.5, 1.0]
+    with pytest.raises(ValueError, match=r"different settings, but FSDP flattened both"):
+        constructor(flat(_TimmBlocks()))
+
+
 class _HookedBlock(torch.nn.Module):
     """A block that declares its own no-weight-decay parameter, as timm's blocks do."""
 

@@ -375,9 +375,9 @@ class GroupPlanner:
             parent_path = original.module_path.rpartition(".")[0]
             parent = module.get_submodule(parent_path) if original.module_path else None
             in_dcn = parent is not None and module_kind(type(parent)).is_dcn
-            path = ".".join(part for part in (prefix, original.module_path) if part)
+            path = original.path_in(prefix)
             decisions = self.decider.module_decisions(original.module, path, in_dcn)
-            name = f"{path}.{original.name}" if path else original.name
+            name = original.name_in(prefix)
             ndim = len(original.shape)
             decision = self.decider.decide(
                 original.name, flat, f"{path}.{original.name}", decisions, ndim

@@ -12,7 +12,7 @@ import collections.abc
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -21,6 +21,7 @@ from torch import nn
 from regtree.naming import closest, origin
 
 from ._module_kinds import walk_parameters
+from ._sharding import flat_originals, is_flat_parameter
 
 __all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
 
@@ -267,10 +268,7 @@ class LayerDepths:
                     "a list of [regex, n] pairs."
                 )
             if depth == "group_matcher":
-                # Named as the walk names them: a wrapper inside the model (FSDP1 around each
-                # block) must not hide the blocks from the matcher.
-                names = [name for name, _ in walk_parameters(model)]
-                self._timm_ids = timm_layer_ids(names, hook(coarse=False))
+                self._timm_ids = timm_layer_ids(_rule_names(model), hook(coarse=False))
                 self._timm_count = max(self._timm_ids.values(), default=-1) + 1
                 self._layer = self._timm_layer
             else:
@@ -309,7 +307,8 @@ class LayerDepths:
         return found[0], found[1]
 
     def _timm_layer(self, name: str) -> tuple[int, int]:
-        # A name timm's walk did not see (a second path to a module) is in the top layer.
+        # A name the ids lack is in the top layer: only a parameter an mmcv-era add_params
+        # override places under a prefix of its own.
         return self._timm_ids.get(name, self._timm_count - 1), self._timm_count
 
     def _regex_layer(self, name: str) -> tuple[int, int]:
@@ -372,3 +371,18 @@ class LayerDepths:
                 f"layer_decay[{layer}/{count}]",
             )
         return found
+
+
+def _rule_names(model: nn.Module) -> Iterator[str]:
+    """Every parameter's name as the rules see it, in ``named_parameters()`` order.
+
+    Named as the walk names them, so no wrapper inside the model (FSDP1 around each block,
+    checkpointing) hides a block from the matcher; an FSDP1 flat parameter
+    (``use_orig_params=False``) stands for the originals it holds, by their names.
+    """
+    for name, param in walk_parameters(model):
+        if is_flat_parameter(param):
+            prefix = name.rpartition(".")[0]
+            yield from (original.name_in(prefix) for original in flat_originals(param))
+        else:
+            yield name

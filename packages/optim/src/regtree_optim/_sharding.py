@@ -106,6 +106,15 @@ class FlatOriginal:
     module_path: str
     shape: torch.Size
 
+    def path_in(self, prefix: str) -> str:
+        """Its module's path in the model, where ``prefix`` holds the flat parameter."""
+        return ".".join(part for part in (prefix, self.module_path) if part)
+
+    def name_in(self, prefix: str) -> str:
+        """Its name in the model, as the rules see it, where ``prefix`` holds the flat parameter."""
+        path = self.path_in(prefix)
+        return f"{path}.{self.name}" if path else self.name
+
 
 def is_flat_parameter(param: torch.Tensor) -> bool:
     """Whether ``param`` is an FSDP1 flat parameter (any other tensor is not)."""
