@@ -170,3 +170,57 @@ def test_core_tags_on_their_own_kind_of_node_read_as_untagged(tmp_path: Path) ->
         "m": {"a": "1"},
         "n": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("!!int abc", r"!!int takes an integer such as 12, -3, 0o17 or 0x1f, not 'abc'"),
+        ("!!int 1.5", r"!!int takes an integer .*, not '1\.5'"),
+        ("!!float abc", r"!!float takes a number such as 0\.5, 1e-4, \.inf or \.nan, not 'abc'"),
+        ("!!bool yes", r"!!bool takes true or false \(or True, TRUE, False, FALSE\), not 'yes'"),
+        ("!!bool ''", r"!!bool takes true or false .*, not ''"),
+        ("!!null foo", r"!!null takes null, Null, NULL, ~ or nothing, not 'foo'"),
+    ],
+)
+def test_a_tagged_scalar_outside_its_tag_s_forms_is_refused_with_its_line(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError, config_origins
+
+    path = write(tmp_path, "cfg.yaml", f"a: 1\nb: {value}\n")
+    for read in (load_config, config_origins):
+        with pytest.raises(ConfigError, match=rf"line 2, column 4: invalid YAML: {message}$"):
+            read(path)
+
+
+def test_a_tagged_key_outside_its_tag_s_forms_is_refused_with_its_line(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"line 2, column 1: invalid YAML: !!int takes"):
+        load_config(write(tmp_path, "cfg.yaml", "a: 1\n!!int abc: 1\n"))
+
+
+def test_each_core_form_of_a_tagged_scalar_reads_by_the_core_schema(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    text = (
+        "i: [!!int 0x1f, !!int 0o17, !!int -3]\nf: [!!float 1, !!float .5, !!float -.INF]\n"
+        "b: [!!bool TRUE, !!bool False]\nn: [!!null ~, !!null NULL, !!null '']\n"
+    )
+    assert load_config(write(tmp_path, "cfg.yaml", text)) == {
+        "i": [31, 15, -3],
+        "f": [1.0, 0.5, -math.inf],
+        "b": [True, False],
+        "n": [None, None, None],
+    }
+
+
+def test_a_value_of_two_less_than_signs_is_a_string_not_a_merge(tmp_path: Path) -> None:
+    # Only a key `<<` merges (a YAML 1.1 type every config writer knows); a value is plain text.
+    pytest.importorskip("yaml")
+    assert load_config(write(tmp_path, "cfg.yaml", "a: <<\nb: [<<, x]\n")) == {
+        "a": "<<",
+        "b": ["<<", "x"],
+    }

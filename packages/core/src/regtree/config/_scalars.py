@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BASE_REFERENCE", "resolve_plain", "to_float", "to_int"]
+__all__ = ["BASE_REFERENCE", "resolve_plain", "tagged_scalar", "to_float", "to_int"]
 
 # A value of the merged bases, `{{ _base_.a.b }}` (mmcv's syntax, spaces allowed in the braces):
 # a string value in any format, or an expression in a Python config.
@@ -77,3 +77,33 @@ def to_float(text: str) -> float:
     if lowered.endswith((".inf", ".nan")):
         return float(lowered.replace(".", ""))
     return float(text)
+
+
+# What each core-schema tag of a scalar takes, for the message when its text is none of them.
+_TAKES: dict[str, str] = {
+    "int": "an integer such as 12, -3, 0o17 or 0x1f",
+    "float": "a number such as 0.5, 1e-4, .inf or .nan",
+    "bool": "true or false (or True, TRUE, False, FALSE)",
+    "null": "null, Null, NULL, ~ or nothing",
+}
+
+
+def tagged_scalar(kind: str, text: str) -> object:
+    """Return the value of a scalar tagged ``!!int``, ``!!float``, ``!!bool`` or ``!!null``.
+
+    Args:
+        kind: The tag's name: ``'int'``, ``'float'``, ``'bool'`` or ``'null'``.
+        text: The scalar as written.
+
+    Raises:
+        ValueError: the text is none of the core schema's forms of that kind (``!!int abc``,
+            ``!!bool yes``).
+    """
+    if kind == "int" and _INT.match(text):
+        return to_int(text)
+    if kind == "float" and _FLOAT.match(text):
+        return to_float(text)
+    word = _WORDS.get(text, text)
+    if (kind == "bool" and isinstance(word, bool)) or (kind == "null" and word is None):
+        return word
+    raise ValueError(f"!!{kind} takes {_TAKES[kind]}, not {text!r}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING
 
-from ._scalars import resolve_plain, to_float, to_int
+from ._scalars import resolve_plain, tagged_scalar
 from ._tree import Items, Leaf, Table
 
 if TYPE_CHECKING:
@@ -87,24 +87,17 @@ def core_schema_classes() -> tuple[Any, Any]:
     class CoreSchemaConstructor(yaml.constructor.SafeConstructor):
         """PyYAML's safe constructor with the YAML 1.2 core schema instead of YAML 1.1's."""
 
-        # Each reads its text with construct_scalar, which refuses a collection tagged as a
-        # scalar (`!!int [1]`) with PyYAML's own error, reported as invalid YAML.
-        def construct_yaml_int(self, node: Any) -> int:
-            return to_int(self.construct_scalar(node))
-
-        def construct_yaml_float(self, node: Any) -> float:
-            return to_float(self.construct_scalar(node))
-
-        def construct_yaml_bool(self, node: Any) -> bool:
-            return bool(self.construct_scalar(node)[:1] in "tT")
+        # `_Composer.scalar` converts every scalar itself; these are reached by a collection
+        # tagged as a scalar (`!!int [1]`), whose construct_scalar refuses it with PyYAML's own
+        # error, reported as invalid YAML.
+        def construct_tagged(self, node: Any) -> object:
+            return tagged_scalar(_TAGGED[node.tag], self.construct_scalar(node))
 
         def construct_plain(self, node: Any) -> object:
             return resolve_plain(self.construct_scalar(node))
 
     constructors = {
-        "tag:yaml.org,2002:int": CoreSchemaConstructor.construct_yaml_int,
-        "tag:yaml.org,2002:float": CoreSchemaConstructor.construct_yaml_float,
-        "tag:yaml.org,2002:bool": CoreSchemaConstructor.construct_yaml_bool,
+        **dict.fromkeys(_TAGGED, CoreSchemaConstructor.construct_tagged),
         _PLAIN: CoreSchemaConstructor.construct_plain,
     }
     for tag, method in constructors.items():
@@ -163,13 +156,11 @@ _PLAIN = "tag:regtree:plain"
 _KNOWN_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}" for name in ("str", "seq", "map", "null", "bool", "int", "float")
 ) | {_PLAIN}
-# Scalars of explicitly tagged nodes (`!!float 1`), converted here rather than through the
-# constructor's construct_object (its bookkeeping is half the time of reading a typical config).
-_CONVERT: dict[str, Any] = {
-    "tag:yaml.org,2002:int": to_int,
-    "tag:yaml.org,2002:float": to_float,
-    "tag:yaml.org,2002:bool": lambda text: text[:1] in "tT",
-    "tag:yaml.org,2002:null": lambda text: None,
+# Scalars of explicitly tagged nodes (`!!float 1`), by the tag's name: converted by the core
+# schema's forms (`tagged_scalar`) rather than through the constructor's construct_object (its
+# bookkeeping is half the time of reading a typical config).
+_TAGGED: dict[str, str] = {
+    f"tag:yaml.org,2002:{kind}": kind for kind in ("int", "float", "bool", "null")
 }
 
 
@@ -203,15 +194,7 @@ class _Composer:
         self.count += 1
         kind = type(node)
         if kind is self.scalar_node:
-            tag = node.tag
-            if tag == _PLAIN:
-                value = resolve_plain(node.value)
-            elif tag == _STR:
-                value = node.value
-            elif tag in _CONVERT:
-                value = _CONVERT[tag](node.value)
-            else:
-                value = self.tagged(node)
+            value = self.scalar(node)
             return value if self.plain else Leaf(value, self.origin(node))
         if self.count > _MAX_NODES:
             raise YamlProblem(
@@ -282,15 +265,30 @@ class _Composer:
             self.constructor = self.constructor_class()
         return self.constructor
 
-    def key(self, node: Any) -> str:
-        key: object
-        tag = node.tag if type(node) is self.scalar_node else None
+    def scalar(self, node: Any) -> object:
+        """A scalar's value by the core schema, plain or tagged.
+
+        Raises:
+            YamlProblem: a tagged scalar's text is none of its tag's forms (`!!int abc`), or its
+                tag is not in the core schema.
+        """
+        tag = node.tag
         if tag == _PLAIN:
-            key = resolve_plain(node.value)
-        elif tag == _STR:
-            key = node.value
-        else:
-            key = self.tagged(node)
+            return resolve_plain(node.value)
+        if tag in (_STR, _MERGE):  # `<<` merges as a key only; a value is the string
+            return node.value
+        kind = _TAGGED.get(tag)
+        if kind is None:
+            return self.tagged(node)
+        try:
+            return tagged_scalar(kind, node.value)
+        except ValueError as exc:
+            raise YamlProblem(
+                str(exc), node.start_mark.line + 1, node.start_mark.column + 1
+            ) from None
+
+    def key(self, node: Any) -> str:
+        key = self.scalar(node) if type(node) is self.scalar_node else self.tagged(node)
         if not isinstance(key, str):
             raise YamlProblem(
                 f"the key {key!r} is not a string; config keys are strings (quote it)",
