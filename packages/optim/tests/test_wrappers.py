@@ -40,6 +40,33 @@ def test_distributed_data_parallel_is_unwrapped(
         assert sorted(_names(optimizer)) == sorted(reference_names)
 
 
+def test_groups_an_add_params_override_appends_unnamed_take_the_unwrapped_names() -> None:
+    # An mmcv-era override appends groups without param_names; they are named as the walk
+    # names parameters, with no checkpoint wrapper in the name.
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+    class ZeroLrNorms(DefaultOptimizerConstructor):
+        def add_params(
+            self,
+            params: list[dict[str, Any]],
+            module: nn.Module,
+            prefix: str = "",
+            is_dcn_module: bool | float | None = None,
+        ) -> None:
+            if isinstance(module, nn.LayerNorm):
+                params.append({"params": [module.weight, module.bias], "lr": 0.0})
+                return
+            super().add_params(params, module, prefix, is_dcn_module)
+
+    model = nn.Sequential(nn.Linear(2, 2), checkpoint_wrapper(nn.Sequential(nn.LayerNorm(2))))
+    optimizer = ZeroLrNorms({"type": "SGD", "lr": 0.1}, {})(model)
+    assert [(g["param_names"], g["lr"]) for g in optimizer.param_groups] == [
+        (["0.weight"], 0.1),
+        (["0.bias"], 0.1),
+        (["1.0.weight", "1.0.bias"], 0.0),
+    ]
+
+
 @pytest.mark.filterwarnings(_TORCH_JIT_DEPRECATION)
 def test_torch_compile_module_is_unwrapped(
     model: nn.Module, sgd_cfg: dict[str, Any], rules_cfg: dict[str, Any], reference_names: list[str]

@@ -17,7 +17,7 @@ from regtree.naming import origin
 
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
-from ._module_kinds import module_children, module_kind, unwrap_model
+from ._module_kinds import module_children, module_kind, unwrap_model, walk_parameters
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
@@ -221,9 +221,8 @@ class DefaultOptimizerConstructor:
             group["params"] = _group_params(group)
             if "param_names" not in group:
                 if first_names is None:
-                    first_names = {}
-                    for name, param in model.named_parameters(remove_duplicate=False):
-                        first_names.setdefault(id(param), name)
+                    # The walk's names: no wrapper inside the model shows in them.
+                    first_names = {id(param): name for name, param in walk_parameters(model)}
                 group["param_names"] = [
                     first_names.get(id(param), f"<unnamed {index}>") for param in group["params"]
                 ]
