@@ -245,8 +245,11 @@ def test_unmatched_custom_key_warns() -> None:
     assert [g["lr"] for g in optimizer.param_groups] == [LR * 2]
     with pytest.warns(UserWarning, match=r"custom_keys key 'backbone'") as explained:
         constructor.explain(model)
-    # The warning points at the caller's line, not into regtree_optim.
-    assert [w.filename for w in [*built, *explained]] == [__file__, __file__]
+    cfg = {"type": "SGD", "lr": LR, "paramwise_cfg": constructor.paramwise_cfg}
+    with pytest.warns(UserWarning, match=r"custom_keys key 'backbone'") as through_builder:
+        build_optimizer(model, cfg)
+    # The warning points at the caller's line, not into regtree_optim, on every path.
+    assert [w.filename for w in [*built, *explained, *through_builder]] == [__file__] * 3
 
 
 def test_custom_key_matching_only_frozen_or_shadowed_names_does_not_warn() -> None:

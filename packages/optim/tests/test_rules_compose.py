@@ -604,7 +604,10 @@ def test_the_warning_of_a_rule_selecting_nothing_points_at_the_caller() -> None:
         constructor(KindsModel())
     with pytest.warns(UserWarning, match="selects no parameter") as explained:
         constructor.explain(KindsModel())
-    assert [w.filename for w in [*built, *explained]] == [__file__, __file__]
+    cfg = {**SGD, "paramwise_cfg": {"rules": [{"match": "neck.*", "lr_mult": 2.0}]}}
+    with pytest.warns(UserWarning, match="selects no parameter") as through_builder:
+        build_optimizer(KindsModel(), cfg)
+    assert [w.filename for w in [*built, *explained, *through_builder]] == [__file__] * 3
 
 
 def test_every_rule_that_selects_a_parameter_applies_whatever_its_selectors() -> None:

@@ -9,7 +9,6 @@ is a few lookups and only the name selectors run per name.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Hashable
 from typing import Any, Final, NamedTuple
 
@@ -20,6 +19,7 @@ from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
 from ._paramwise import Decision, ParamwiseRules
 from ._rules import Composition, ParamRule, RuleSelector, SelectionTable
+from ._warnings import warn_caller
 
 __all__ = ["RuleStage", "compose_decisions", "product"]
 
@@ -265,12 +265,8 @@ class RuleStage:
             return
         for rule in self.selector.rules:
             if rule.index not in self.selector.used:
-                warnings.warn(
+                warn_caller(
                     f"paramwise_cfg['rules'][{rule.index}] selects no parameter of "
                     f"{type(root).__name__}; it has no effect. Check its selectors against "
-                    "the names explain() shows.",
-                    UserWarning,
-                    # The caller of the constructor's __call__ or explain: past this method,
-                    # the planner's finish, plan_groups and the constructor's _plan.
-                    stacklevel=6,
+                    "the names explain() shows."
                 )

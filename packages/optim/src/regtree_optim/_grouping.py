@@ -9,7 +9,6 @@ Three steps, each its own piece: :func:`walk_modules` yields the modules in mode
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from ._module_kinds import is_depthwise, module_kind, walk_modules, walk_paramet
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._rules import SelectionTable
 from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
+from ._warnings import warn_caller
 
 __all__ = [
     "GroupCollector",
@@ -434,11 +434,9 @@ class GroupPlanner:
                 "one group only. Set paramwise_cfg bypass_duplicate=True to keep the first "
                 "occurrence and skip the later ones."
             )
-        warnings.warn(
+        warn_caller(
             f"Parameter {name!r} is the same tensor as {first!r}; it is skipped because "
             "bypass_duplicate=True.",
-            UserWarning,
-            stacklevel=6,
         )
         self._skipped.append((len(self._seen), name))
 
@@ -500,11 +498,9 @@ def _warn_unmatched(
             continue
         hints = closest(key, match_names, count=1)
         hint = f" (the closest name is {hints[0].lstrip('.')!r})" if hints else ""
-        warnings.warn(
+        warn_caller(
             f"custom_keys key {key!r} matches no parameter of {type(root).__name__}: it is a "
             f"substring of no name f'{{prefix}}.{{name}}'{hint}; it has no effect.",
-            UserWarning,
-            stacklevel=6,
         )
 
 

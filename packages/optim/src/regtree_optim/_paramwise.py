@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -18,6 +17,7 @@ from regtree.naming import closest
 
 from ._optimizer_types import OptimizerInfo
 from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
+from ._warnings import warn_caller
 
 __all__ = [
     "DECAY_PRECEDENCES",
@@ -376,13 +376,11 @@ def _check_unknown_keys(
             continue
         warned.add(key)
         typo = f"If it is a typo of {close[0]!r}, correct it; " if close else ""
-        warnings.warn(
+        warn_caller(
             f"paramwise_cfg key {key!r} is not declared by {owner}; it is passed on for "
             f"{owner}'s own code to read. {typo}if {owner} reads it, declare it to silence "
             "this warning: "
             f"paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, {key!r}).",
-            UserWarning,
-            stacklevel=6,
         )
 
 
