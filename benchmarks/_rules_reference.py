@@ -6,8 +6,9 @@ rules, the five ``rules`` and layer decay of ``_optim_bench``), as the registry 
 is read from it: each module type is classified once, the three name selectors and the
 layer-decay regex are compiled once, and each parameter costs its name, one duplicate check,
 its ``requires_grad`` and ``ndim``, four pattern calls, one dict lookup and two appends. It omits
-what a constructor must also do (cycle and wrapper checks, explain records, warnings), so it is
-a lower bound. :func:`check_reference` compares its groups with regtree's, untimed.
+what a constructor must also do (cycle and wrapper checks, FSDP1's per-parameter mark, explain
+records, warnings), so it is a lower bound. :func:`check_reference` compares its groups with
+regtree's (names in order, tensors, settings), untimed.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def reference_optimizer(model: nn.Module, optimizer_cfg: dict[str, Any]) -> torc
     """Build the SGD optimizer of ``RULES_PARAMWISE`` for ``model``, rules written by hand."""
     kinds: dict[type, int] = {}
     groups: dict[tuple[Any, ...], tuple[list[torch.Tensor], list[str]]] = {}
+    merged: dict[tuple[Any, ...], dict[str, Any]] = {}  # settings -> group
     frozen: tuple[list[torch.Tensor], list[str]] = ([], [])
     seen: set[int] = set()
     # The patterns as locals, the captured layer kept as text (made an int once per group).
@@ -120,19 +122,19 @@ def reference_optimizer(model: nn.Module, optimizer_cfg: dict[str, Any]) -> torc
             )
             members = groups.get(key)
             if members is None:
-                members = groups[key] = ([], [])
+                # A key's settings, once; keys of equal settings share a group, as merge_groups
+                # does, so every group holds its parameters in model order.
+                settings = _settings(key, optimizer_cfg)
+                group = merged.get(tuple(settings.items()))
+                if group is None:
+                    group = merged[tuple(settings.items())] = {
+                        "params": [],
+                        "param_names": [],
+                        **settings,
+                    }
+                members = groups[key] = (group["params"], group["param_names"])
             members[0].append(param)
             members[1].append(full_name)
-    # Keys of equal settings share a group, as merge_groups does.
-    merged: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for key, (params, names) in groups.items():
-        settings = _settings(key, optimizer_cfg)
-        group = merged.get(tuple(settings.items()))
-        if group is None:
-            merged[tuple(settings.items())] = {"params": params, "param_names": names, **settings}
-        else:
-            group["params"] += params
-            group["param_names"] += names
     param_groups = list(merged.values())
     if frozen[0]:
         param_groups.append({"params": frozen[0], "param_names": frozen[1]})
@@ -148,21 +150,30 @@ def reference_optimizer(model: nn.Module, optimizer_cfg: dict[str, Any]) -> torc
 
 
 def check_reference(reference: torch.optim.Optimizer, ours: torch.optim.Optimizer) -> None:
-    """Raise ValueError unless both give every parameter the same lr, decay and momentum."""
+    """Raise ValueError unless both build the same groups: names, tensors and settings.
 
-    def settings(optimizer: torch.optim.Optimizer) -> dict[str, tuple[Any, ...]]:
-        return {
-            name: (group["lr"], group["weight_decay"], group["momentum"])
+    Each group is compared by its parameters' names, in order, the tensors themselves, and its
+    lr, weight decay and momentum.
+    """
+
+    def layout(optimizer: torch.optim.Optimizer) -> list[tuple[Any, ...]]:
+        return [
+            (
+                tuple(group["param_names"]),
+                tuple(id(param) for param in group["params"]),
+                group["lr"],
+                group["weight_decay"],
+                group["momentum"],
+            )
             for group in optimizer.param_groups
-            for name in group["param_names"]
-        }
+        ]
 
-    mine, theirs = settings(reference), settings(ours)
-    differing = [name for name in theirs if mine.get(name) != theirs[name]]
-    missing = mine.keys() ^ theirs.keys()
-    if missing or differing:
-        example = (differing or sorted(missing))[0]
+    mine, theirs = layout(reference), layout(ours)
+    if mine != theirs:
+        pairs = enumerate(zip(mine, theirs, strict=False))
+        differing = [index for index, (one, other) in pairs if one != other]
+        where = f"group {differing[0]}" if differing else "the number of groups"
         raise ValueError(
-            f"the reference differs from regtree on {len(differing) + len(missing)} parameters, "
-            f"e.g. {example!r}: {mine.get(example)} against {theirs.get(example)}"
+            f"the reference differs from regtree: {len(mine)} groups against {len(theirs)}, "
+            f"first at {where}"
         )
