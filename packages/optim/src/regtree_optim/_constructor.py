@@ -17,13 +17,14 @@ from regtree.naming import origin
 
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
-from ._module_kinds import module_children, module_kind, unwrap_model, walk_parameters
+from ._module_kinds import module_children, module_kind, unwrap_model
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
 from ._sharding import is_fsdp_flattened, original_shapes, root_shapes
+from ._walk import walk_parameters
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]

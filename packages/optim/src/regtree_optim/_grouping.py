@@ -19,10 +19,11 @@ from torch import nn
 from regtree.naming import closest
 
 from ._compose import RuleStage, compose_decisions, product
-from ._module_kinds import is_depthwise, module_kind, walk_modules, walk_parameters
+from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._rules import SelectionTable
 from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
+from ._walk import walk_modules, walk_parameters
 from ._warnings import warn_caller
 
 __all__ = [

@@ -20,8 +20,8 @@ from torch import nn
 
 from regtree.naming import closest, origin
 
-from ._module_kinds import walk_parameters
 from ._sharding import flat_originals, is_flat_parameter
+from ._walk import walk_parameters
 
 __all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
 

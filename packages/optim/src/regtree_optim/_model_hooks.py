@@ -17,7 +17,7 @@ from torch import nn
 
 from regtree.naming import origin
 
-from ._module_kinds import walk_modules
+from ._walk import walk_modules
 
 __all__ = ["NoDecayHooks"]
 
