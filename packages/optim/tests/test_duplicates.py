@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -47,6 +48,7 @@ def test_bypass_duplicate_keeps_first_and_warns_once_per_skipped() -> None:
         optimizer = build_optimizer(model, cfg)
     messages = [str(w.message) for w in caught]
     assert len(messages) == 4
+    assert [w.filename for w in caught] == [__file__] * 4  # the user's line, each time
     assert "'decoder.weight' is the same tensor as 'encoder.weight'" in messages[0]
     assert "'third.weight' is the same tensor as 'encoder.weight'" in messages[1]
     assert "'wrapper.shared.weight' is the same tensor as 'encoder.weight'" in messages[2]
@@ -155,3 +157,28 @@ def test_merge_groups_false_with_duplicates_and_frozen_parameters() -> None:
         assert len(group["params"]) == 1
         assert group["params"][0] is param
         assert (group["lr"], group["weight_decay"]) == (lr, 0.01)
+
+
+def test_the_duplicate_warning_points_at_the_caller_of_an_add_params_walk() -> None:
+    # An mmcv-era subclass walks through its own add_params at every depth; each warning still
+    # names the first frame outside regtree_optim (here, the override's super() call).
+    from regtree_optim import DefaultOptimizerConstructor
+
+    class Overridden(DefaultOptimizerConstructor):
+        def add_params(
+            self,
+            params: list[dict[str, Any]],
+            module: nn.Module,
+            prefix: str = "",
+            is_dcn_module: bool | float | None = None,
+        ) -> None:
+            super().add_params(params, module, prefix, is_dcn_module)
+
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = nn.Sequential(nn.Sequential(model.a))
+    constructor = Overridden({"type": "SGD", "lr": 0.1}, {"bypass_duplicate": True})
+    with pytest.warns(UserWarning, match="is the same tensor") as record:
+        constructor(model)
+    assert len(record) == 2
+    assert [w.filename for w in record] == [__file__] * 2
