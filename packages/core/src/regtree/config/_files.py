@@ -53,10 +53,11 @@ def read_tree(filename: str, kind: str, data: bytes, *, plain: bool = False) -> 
     if not text.strip():
         raise ConfigError(filename, f"the file is empty; a config is a {kind} mapping")
     tree: object
-    if kind == "JSON":
-        tree = _parse_json(filename, text)
-    elif kind == "TOML":
-        tree = _parse_toml(filename, text)
+    if kind in ("JSON", "TOML"):
+        # Their parsers give plain data and no lines: a tree's values all come from the file.
+        tree = (_parse_json if kind == "JSON" else _parse_toml)(filename, text)
+        if not plain:
+            tree = from_plain(tree, filename)
     elif kind == "Python":
         from ._pyconfig import parse_python
 
@@ -65,8 +66,6 @@ def read_tree(filename: str, kind: str, data: bytes, *, plain: bool = False) -> 
             tree = to_plain(tree)
     else:
         tree = _parse_yaml(filename, text, plain)
-    if kind in ("JSON", "TOML") and not plain:
-        tree = from_plain(tree, filename)
     if tree is None or tree == {}:
         raise ConfigError(filename, "the file holds no settings")
     if not isinstance(tree, dict):

@@ -3,7 +3,8 @@
 The work lives in small modules, imported on the first load so that ``import regtree`` stays
 light (only `_formats`, which names the extensions, comes with it): `_files` reads one file
 (`_yaml` for YAML 1.2), `_inherit` merges the ``_base_`` files, `_overrides` applies ``--set``
-texts, and `_tree` carries every value's origin through all of it.
+texts, and `_tree` carries every value's origin through all of it for `config_origins`
+(`load_config`, which needs no origins, runs the same steps on plain data).
 """
 
 from __future__ import annotations

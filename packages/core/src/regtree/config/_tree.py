@@ -112,7 +112,7 @@ def to_plain(node: object) -> object:
             else:
                 items.append(to_plain(item) if kind in _CONTAINERS else item)
         return items
-    return node.value if isinstance(node, Leaf) else node
+    return leaf_value(node)
 
 
 # The types of the mappings and lists of both forms (a set of types: one lookup per value).
