@@ -9,19 +9,19 @@ is a few lookups and only the name selectors run per name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import itertools
+from collections.abc import Hashable, Iterable
 from typing import Any, Final, NamedTuple
 
-import torch
 from torch import nn
 
 from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
 from ._paramwise import Decision, ParamwiseRules
-from ._rules import Composition, ParamRule, RuleSelector, SelectionTable
+from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
-__all__ = ["RuleStage", "compose_decisions", "product"]
+__all__ = ["NameColumns", "RuleStage", "compose_decisions", "product"]
 
 _DEFAULT_RULE: Final[str] = "default"
 
@@ -73,13 +73,17 @@ class _Partial(NamedTuple):
     route: str | None
 
 
-def _no_table(module: nn.Module) -> None:
-    # RuleStage.module_table without rules: no module selector to look at.
-    return None
+# What SPEC 3.3 reads in the full names: a column of hits per rule with name selectors, each
+# name's layer and each name's hook.
+NameColumns = tuple[list[list[bool]], Iterable[LayerScale | None], Iterable[str | None]]
 
 
 class RuleStage:
     """The ``rules``, layer decay and model hooks of one call, for one model.
+
+    What depends on a parameter's full name is computed for all the names of a walk at once
+    (:meth:`name_columns`); :meth:`refine` then applies a parameter's columns, with its
+    module's facts, to its 3.2 decision.
 
     Args:
         composition: The validated SPEC 3.3 keys.
@@ -101,11 +105,6 @@ class RuleStage:
     ) -> None:
         self.composition = composition
         self.selector = RuleSelector(composition.rules) if composition.rules else None
-        # The selector's own method, or one giving None: a call less per module (0.3 ms of the
-        # benchmark's five-rules row, 5,000 modules).
-        self.module_table: Callable[[nn.Module], SelectionTable | None] = (
-            _no_table if self.selector is None else self.selector.module_table
-        )
         self._frozen_decision = frozen
         # Whether refine() needs the parameter's true ndim (an ndim selector); else any value.
         self.reads_ndim = any(rule.ndim is not None for rule in composition.rules)
@@ -116,64 +115,74 @@ class RuleStage:
         )
         hooks = NoDecayHooks(model) if composition.model_hooks else None
         self.hooks = hooks if hooks else None
-        self.to_freeze: list[torch.Tensor] = []
         self._rules = rules
         # (3.2 decision, rules selected, layer, hook) -> (decision, freezes)
         self._cache: dict[Hashable, tuple[Decision, bool]] = {}
+        self._selections: dict[tuple[ModuleFacts, str, int, tuple[bool, ...]], int] = {}
         self._partials: dict[tuple[Decision, tuple[ParamRule, ...]], _Partial] = {}
+
+    def module_facts(self, module: nn.Module) -> ModuleFacts | None:
+        """What the rules' ``module`` selectors see in ``module`` (None: no rules)."""
+        return None if self.selector is None else self.selector.module_facts(module)
+
+    def name_columns(self, names: list[str]) -> NameColumns:
+        """What the rules, the layer decay and the hooks read in the full names, in order.
+
+        Raises:
+            ValueError: layer decay puts a parameter outside ``0..num_layers - 1``.
+        """
+        return (
+            [] if self.selector is None else self.selector.name_columns(names),
+            itertools.repeat(None) if self.depths is None else self.depths.scales(names),
+            itertools.repeat(None) if self.hooks is None else self.hooks.reasons(names),
+        )
 
     def refine(
         self,
         decision: Decision,
-        table: SelectionTable | None,
+        facts: ModuleFacts | None,
         name: str,
-        param: torch.Tensor,
-        full_name: str,
         ndim: int,
-    ) -> Decision:
+        hits: tuple[bool, ...],
+        layer: LayerScale | None,
+        hook: str | None,
+    ) -> tuple[Decision, bool]:
         """Apply the rules, the layer decay and the hooks to one parameter's 3.2 decision.
 
         Args:
             decision: What SPEC 3.2 decided.
-            table: Its module's :attr:`module_table`.
+            facts: Its module's :meth:`module_facts`.
             name: Its attribute name in its module.
-            param: The parameter.
-            full_name: Its name in the unwrapped model.
             ndim: Its number of dimensions (the original one where sharding changed it); any
                 value where :attr:`reads_ndim` is false.
+            hits: Its entry in each of :meth:`name_columns`' columns of hits.
+            layer: Its entry of :meth:`name_columns`' layers.
+            hook: Its entry of :meth:`name_columns`' hooks.
 
-        Raises:
-            ValueError: layer decay puts it outside ``0..num_layers - 1``.
+        Returns:
+            The decision, and whether the parameter is to be frozen (``freeze``,
+            ``freeze_below``).
         """
         selector = self.selector
         selected = 0
         if selector is not None:
-            assert table is not None
-            selected = selector.select(table, name, ndim, full_name)
+            assert facts is not None
+            # Few combinations of these: 18 of the 1,010 keys of the five-rules row.
+            found_selection = self._selections.get((facts, name, ndim, hits))
+            if found_selection is None:
+                found_selection = selector.select(facts, name, ndim, hits)
+                self._selections[(facts, name, ndim, hits)] = found_selection
+                selector.mark_used(found_selection)
+            selected = found_selection
         # Frozen in the model: no rule, hook or layer decay applies (the rules did select it).
-        # Told by 3.2's decision, not by reading requires_grad again: 0.9 ms of the five-rules
-        # row's 10,000 tensors.
         if decision is self._frozen_decision:
-            if selector is not None:
-                selector.mark_used(selected)
-            return decision
-        layer = self.depths.scale(full_name) if self.depths is not None else None
-        hook = self.hooks.reason(full_name) if self.hooks is not None else None
-        # id(layer): one object per layer, kept alive by LayerDepths, and cheaper to hash; the
-        # selection an int (10,000 tensors: 805 distinct keys).
-        key = (decision, selected, id(layer), hook)
+            return decision, False
+        key = (decision, selected, layer, hook)
         found = self._cache.get(key)
         if found is None:
-            # Every distinct selection passes here first, so rules are marked used once each.
-            rules: tuple[ParamRule, ...] = ()
-            if selector is not None:
-                selector.mark_used(selected)
-                rules = selector.rules_of(selected)
+            rules = () if selector is None else selector.rules_of(selected)
             found = self._cache[key] = self._resolve(decision, rules, layer, hook)
-        result, freezes = found
-        if freezes:
-            self.to_freeze.append(param)
-        return result
+        return found
 
     def _resolve(
         self,
@@ -186,16 +195,12 @@ class RuleStage:
         for rule in selected:
             if rule.freeze:
                 return self._frozen(f"frozen by {rule.label} (freeze: true)"), True
-        scale: Any = None
-        layer_label = ""
-        if layer is not None:
-            _, _, scale, frozen, layer_label = layer
-            if frozen:
-                assert self.depths is not None
-                below = self.depths.config.freeze_below
-                why = f"frozen by {layer_label} (scale {scale} < freeze_below {below})"
-                return self._frozen(why), True
-        return self._combine(decision, selected, scale, layer_label, hook), False
+        if layer is not None and layer.frozen:
+            assert self.depths is not None
+            below = self.depths.config.freeze_below
+            why = f"frozen by {layer.label} (scale {layer.scale} < freeze_below {below})"
+            return self._frozen(why), True
+        return self._combine(decision, selected, layer, hook), False
 
     def _frozen(self, why: str) -> Decision:
         return self._rules.decision(self._rules.base_settings(), why)
@@ -233,8 +238,7 @@ class RuleStage:
         self,
         decision: Decision,
         selected: tuple[ParamRule, ...],
-        scale: Any,
-        layer_label: str,
+        layer: LayerScale | None,
         hook: str | None,
     ) -> Decision:
         partial = self._after_rules(decision, selected)
@@ -242,10 +246,10 @@ class RuleStage:
         lr_factors = partial.lr_factors
         decay_factors = partial.decay_factors
         labels = partial.labels
-        if layer_label:
-            settings["lr"] = settings["lr"] * scale
-            lr_factors += (scale,)
-            labels += (layer_label,)
+        if layer is not None:
+            settings["lr"] = settings["lr"] * layer.scale
+            lr_factors += (layer.scale,)
+            labels += (layer.label,)
         if hook is not None:
             # After every other rule: weight decay 0, even where the config sets none.
             settings["weight_decay"] = settings.get("weight_decay", 0.0) * 0

@@ -9,10 +9,11 @@ Three steps, each its own piece: :func:`walk_modules` yields the modules in mode
 from __future__ import annotations
 
 import itertools
+import operator
 import warnings
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
@@ -20,9 +21,10 @@ from torch import nn
 from regtree.naming import closest
 
 from ._compose import RuleStage, compose_decisions, product
+from ._layer_decay import LayerScale
 from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
-from ._rules import SelectionTable
+from ._rules import ModuleFacts
 from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
 from ._walk import walk_modules, walk_parameters
 from ._warnings import caller_level, warn_caller
@@ -92,10 +94,11 @@ def single_group(model: nn.Module, explain: bool) -> GroupPlan:
 
 
 class ParamDecider:
-    """SPEC 3.2's per-parameter decision: frozen, then custom_keys, then the built-in rules.
+    """SPEC 3.2's decision for one kind of parameter: frozen, then custom_keys, then the rules.
 
-    The built-in rules are evaluated once per combination of the facts they depend on, so a
-    decision is a few dict lookups.
+    What depends on the full name (which custom keys match) is computed for all the names of
+    a walk at once (:meth:`custom_hits`); :meth:`decide` takes a parameter's hits with its
+    module's :meth:`module_decisions`.
     """
 
     def __init__(self, rules: ParamwiseRules) -> None:
@@ -104,27 +107,17 @@ class ParamDecider:
         # Keys of custom_keys that decided at least one parameter.
         self.decided_keys: set[str] = set()
         self._by_facts: dict[tuple[bool, bool, bool, bool], tuple[Decision, ...]] = {}
-        self._by_type: dict[type, tuple[Decision, ...]] = {}
         self._compose = rules.composition is not None and rules.composition.compose
         self._composed: dict[tuple[Decision, Decision], Decision] = {}
-        # (key, rule) pairs: the key read once here, not as an attribute at every parameter.
-        self._custom = tuple((rule.key, rule) for rule in rules.custom)
         # Only flat_decay_mult tells 1-D parameters apart; without it a parameter's ndim is not
-        # read (a read of the tensor's C++ side, ~0.7 ms of 10,000 tensors).
+        # read (a read of the tensor's C++ side, ~0.4 ms of 10,000 tensors).
         self.reads_ndim = rules.flat_decay_mult is not None
 
     def module_decisions(
         self, module: nn.Module, prefix: str, in_dcn: bool
     ) -> tuple[Decision, ...]:
         """The built-in decisions for one module's parameters, by ``is_bias * 2 + is_flat``."""
-        module_type = type(module)
-        if not in_dcn:
-            # Outside a deformable conv, a type that is no conv decides alike for every module
-            # (5,000 modules of 10,000 tensors: 1.4 ms before, by type now).
-            found = self._by_type.get(module_type)
-            if found is not None:
-                return found
-        kind = module_kind(module_type)
+        kind = module_kind(type(module))
         is_dw = is_depthwise(module, kind.is_conv)
         offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
         module_facts = (kind.is_norm, is_dw, in_dcn, offset)
@@ -135,34 +128,46 @@ class ParamDecider:
                 for is_bias in (False, True)
                 for is_flat in (False, True)
             )
-        if not (in_dcn or kind.is_conv):
-            self._by_type[module_type] = decisions
         return decisions
+
+    def custom_columns(self, names: list[str]) -> list[list[bool]]:
+        """One column per custom key (longest first): which of the full names contain it.
+
+        Keys are matched against ``f'{prefix}.{name}'``, so a top-level ``'w'`` is ``'.w'``.
+        Each key is tested against all the names at once, with no Python call per name.
+        """
+        if not self.rules.custom:
+            return []
+        match_names = [name if "." in name else f".{name}" for name in names]
+        return [
+            list(map(operator.contains, match_names, itertools.repeat(rule.key)))
+            for rule in self.rules.custom
+        ]
 
     def decide(
         self,
-        name: str,
-        param: torch.Tensor,
-        match_name: str,
         module_decisions: tuple[Decision, ...],
+        name: str,
+        requires_grad: bool,
         ndim: int,
+        custom_hits: tuple[bool, ...],
     ) -> Decision:
-        """Decide one parameter's settings.
+        """Decide the settings of one kind of parameter.
 
         Args:
-            name: The parameter's name in its module (``'bias'``).
-            param: The parameter.
-            match_name: ``f'{prefix}.{name}'``, what custom keys are matched against.
             module_decisions: Its module's :meth:`module_decisions`.
+            name: Its name in its module (``'bias'``).
+            requires_grad: Whether it is trained.
             ndim: Its number of dimensions (the original one where sharding changed it); any
                 value where :attr:`reads_ndim` is false.
+            custom_hits: Its entry in each of :meth:`custom_columns`.
         """
-        if not param.requires_grad:
+        if not requires_grad:
             return self.frozen
         builtin = module_decisions[(name == "bias") * 2 + (ndim == 1)]
-        for key, custom_rule in self._custom:
-            if key in match_name:
-                self.decided_keys.add(key)
+        for custom_rule, hit in zip(self.rules.custom, custom_hits, strict=True):
+            if hit:
+                self.decided_keys.add(custom_rule.key)
                 if not self._compose:
                     return custom_rule.decision
                 # SPEC 3.3 compose: base * custom * rule.
@@ -229,8 +234,50 @@ class GroupCollector:
         return index
 
 
+class _Owner(NamedTuple):
+    """What a parameter's module decides for it: SPEC 3.2's decisions and the rules' facts."""
+
+    decisions: tuple[Decision, ...]
+    facts: ModuleFacts | None
+
+
+# A parameter's grouping key: every input of its decision, so equal keys decide alike.
+# (owner, attribute name, ndim, layer, hook, flags), the flags being requires_grad, then a hit
+# per custom key, then one per rule with name selectors: one tuple of bools, hashed cheaper
+# than a tuple per kind.
+_Key = tuple[int, str, int, Any, str | None, tuple[bool, ...]]
+# A decision, and whether the parameter is to be frozen (SPEC 3.3's freeze, freeze_below).
+_Decided = tuple[Decision, bool]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Parameters of a walk, in model order, with what their decisions need from the walk.
+
+    Attributes:
+        names: Full names, as the rules see them.
+        params: The parameters.
+        attrs: Their attribute names in their modules.
+        owners: Their modules, as indices of :attr:`GroupPlanner._owners`.
+        ndims: position -> original ``ndim``, where FSDP1 flattened the parameter.
+        decided: Decisions made already (an FSDP1 flat parameter's), or None.
+    """
+
+    names: list[str] = field(default_factory=list)
+    params: list[torch.Tensor] = field(default_factory=list)
+    attrs: list[str] = field(default_factory=list)
+    owners: list[int] = field(default_factory=list)
+    ndims: dict[int, int] = field(default_factory=dict)
+    decided: list[_Decided] | None = None
+
+
 class GroupPlanner:
-    """Places parameters module by module: duplicates, the decision, the group, the placement.
+    """Places parameters: the walk, then every decision from columns over all its names.
+
+    The walk lists the parameters (finding duplicates and each one's module); everything that
+    depends on a full name (custom keys, the rules' name selectors, layer decay, the hooks) is
+    then computed for all the names at once; and each parameter's decision is looked up by its
+    key, the tuple of all it depends on, and computed once per distinct key.
 
     Args:
         rules: The validated paramwise rules.
@@ -263,8 +310,18 @@ class GroupPlanner:
             if composition is not None and composition.after_builtin and root is not None
             else None
         )
+        self._reads_ndim = self.decider.reads_ndim or (
+            self.stage is not None and self.stage.reads_ndim
+        )
         self.collector = GroupCollector(merge, groups)
         self.placements: list[Placement] | None = [] if explain else None
+        self.to_freeze: list[torch.Tensor] = []
+        # Modules by what they decide: one owner per distinct kind of module, and the owner of
+        # each type whose every instance decides alike (no conv, outside a deformable conv).
+        self._owners: list[_Owner] = []
+        self._owner_of: dict[tuple[type, bool, bool, bool], int] = {}
+        self._owner_of_type: dict[type, int] = {}
+        self._decided: dict[_Key, _Decided] = {}
         # id(param) -> first name, in the order first met; the parameters stay alive in the
         # model, so ids are stable. A str, not a (name, visit) pair: 1 ms less per 10,000
         # tensors; a tensor twice in one module's _parameters is told apart by position.
@@ -283,23 +340,25 @@ class GroupPlanner:
         self.place_modules(((prefix, module, in_dcn),))
 
     def place_modules(self, modules: Iterable[tuple[str, nn.Module, bool]]) -> None:
-        """Place the own parameters of each ``(prefix, module, in_dcn)`` of a walk, in order.
-
-        The whole walk runs in this one frame: at 10,000 tensors a call per module (and its
-        set-up of locals) was 4 ms of the 21 ms plan.
-        """
+        """Place the own parameters of each ``(prefix, module, in_dcn)`` of a walk, in order."""
         groups = self.collector.groups
         if self._synced < len(groups):
             self._sync(groups)
         self._duplicate_level = None  # counted again for this walk, at its first duplicate
+        for batch in self._batches(modules):
+            decided = self._decisions(batch) if batch.decided is None else batch.decided
+            self._file(batch, decided)
+        self._synced = len(groups)
+
+    def _batches(self, modules: Iterable[tuple[str, nn.Module, bool]]) -> Iterator[_Batch]:
+        # The walk: each new parameter with its module's owner; duplicates are skipped here.
+        # An FSDP1 flat parameter ends the batch and comes in one of its own, decided by the
+        # parameters it holds. The whole walk runs in this one frame: at 10,000 tensors a call
+        # per module (and its set-up of locals) was 4 ms of the 21 ms plan.
         seen = self._seen
-        decider = self.decider
-        decide = decider.decide
-        add_first = self.collector.add_first
-        by_decision = self.collector.by_decision
-        placements = self.placements
-        stage = self.stage
-        reads_ndim = decider.reads_ndim or (stage is not None and stage.reads_ndim)
+        owner_of_type = self._owner_of_type
+        batch = _Batch()
+        names, params, attrs, owners = batch.names, batch.params, batch.attrs, batch.owners
         for prefix, module, in_dcn in modules:
             # _parameters is what named_parameters(recurse=False) reads.
             own = module._parameters
@@ -307,8 +366,7 @@ class GroupPlanner:
                 continue
             start = len(seen)  # entries from here on were met in this module
             # Read at the module's first new parameter: a shared module met again has none.
-            decisions: tuple[Decision, ...] | None = None
-            table: SelectionTable | None = None
+            owner: int | None = None
             for name, param in own.items():
                 if param is None:
                     continue
@@ -323,34 +381,123 @@ class GroupPlanner:
                         self._duplicate(full_name, first)
                     continue
                 seen[param_id] = full_name
-                if decisions is None:
-                    decisions = decider.module_decisions(module, prefix, in_dcn)
-                    if stage is not None:
-                        table = stage.module_table(module)
+                if owner is None:
+                    # By type where every instance decides alike, without a call.
+                    owner = owner_of_type.get(type(module)) if not in_dcn else None
+                    if owner is None:
+                        owner = self._owner(module, prefix, in_dcn)
                 # is_fsdp_flattened(param) without the call: 0.4 ms of 10,000 tensors.
                 if getattr(param, FSDP_FLATTENED, False) is True:
                     ndim = self._sharded_ndim(param)
-                else:
-                    ndim = param.ndim if reads_ndim else -1
-                if ndim is None:
-                    decision = self._flat_parameter_decision(module, prefix, full_name, param)
-                else:
-                    # What custom keys match, f'{prefix}.{name}': the full name below the top.
-                    match_name = full_name if prefix else f".{name}"
-                    decision = decide(name, param, match_name, decisions, ndim)
-                    if stage is not None:
-                        decision = stage.refine(decision, table, name, param, full_name, ndim)
-                # Filed as GroupCollector says: a decision met before is one lookup.
-                member = by_decision.get(decision)
-                if member is None:
-                    index = add_first(full_name, param, decision)
-                else:
-                    index, members, member_names = member
-                    members.append(param)
-                    member_names.append(full_name)
-                if placements is not None:
-                    placements.append(_placement(full_name, param, decision, index))
-        self._synced = len(groups)
+                    if ndim is None:
+                        if names:
+                            yield batch
+                            batch = _Batch()
+                            names, params = batch.names, batch.params
+                            attrs, owners = batch.attrs, batch.owners
+                        decided = [self._flat_decision(module, prefix, full_name, param)]
+                        yield _Batch([full_name], [param], [name], [owner], decided=decided)
+                        continue
+                    batch.ndims[len(names)] = ndim
+                names.append(full_name)
+                params.append(param)
+                attrs.append(name)
+                owners.append(owner)
+        if names:
+            yield batch
+
+    def _owner(self, module: nn.Module, prefix: str, in_dcn: bool) -> int:
+        # The owner of a module, by the facts that decide; types whose every instance decides
+        # alike (no conv, outside a deformable conv) are kept by type too, for the walk.
+        module_type = type(module)
+        kind = module_kind(module_type)
+        facts = (
+            module_type,
+            is_depthwise(module, kind.is_conv),
+            in_dcn,
+            in_dcn and kind.is_conv2d and "conv_offset" in prefix,
+        )
+        found = self._owner_of.get(facts)
+        if found is None:
+            found = self._owner_of[facts] = len(self._owners)
+            self._owners.append(
+                _Owner(
+                    self.decider.module_decisions(module, prefix, in_dcn),
+                    None if self.stage is None else self.stage.module_facts(module),
+                )
+            )
+        if not (in_dcn or kind.is_conv):
+            self._owner_of_type[module_type] = found
+        return found
+
+    def _decisions(self, batch: _Batch) -> list[_Decided]:
+        """Each parameter's decision, from columns computed over all the batch's names.
+
+        Raises:
+            ValueError: layer decay puts a parameter outside ``0..num_layers - 1``.
+        """
+        names = batch.names
+        ndims: Iterable[int] = itertools.repeat(-1)
+        if self._reads_ndim:
+            ndims = [param.ndim for param in batch.params]
+            for position, ndim in batch.ndims.items():
+                ndims[position] = ndim
+        hits: list[list[bool]] = []
+        layers: Iterable[LayerScale | None] = itertools.repeat(None)
+        hooks: Iterable[str | None] = itertools.repeat(None)
+        if self.stage is not None:
+            hits, layers, hooks = self.stage.name_columns(names)
+        flags = zip(
+            [param.requires_grad for param in batch.params],
+            *self.decider.custom_columns(names),
+            *hits,
+            strict=True,
+        )
+        # Not strict: a column nothing reads is an endless repeat of one value.
+        keys = zip(batch.owners, batch.attrs, ndims, layers, hooks, flags, strict=False)
+        known = self._decided.get
+        return [known(key) or self._decide(key) for key in keys]
+
+    def _decide(self, key: _Key) -> _Decided:
+        # The decision of a key met for the first time: 1,010 keys of 10,000 tensors in the
+        # benchmark's five-rules row.
+        owner_index, name, ndim, layer, hook, flags = key
+        owner = self._owners[owner_index]
+        custom_count = len(self.rules.custom)
+        decision = self.decider.decide(
+            owner.decisions, name, flags[0], ndim, flags[1 : 1 + custom_count]
+        )
+        decided = (
+            (decision, False)
+            if self.stage is None
+            else self.stage.refine(
+                decision, owner.facts, name, ndim, flags[1 + custom_count :], layer, hook
+            )
+        )
+        self._decided[key] = decided
+        return decided
+
+    def _file(self, batch: _Batch, decided: list[_Decided]) -> None:
+        # Each parameter into its group, as GroupCollector says: a decision met before is one
+        # lookup and two appends.
+        add_first = self.collector.add_first
+        by_decision = self.collector.by_decision
+        placements = self.placements
+        to_freeze = self.to_freeze
+        for full_name, param, (decision, freezes) in zip(
+            batch.names, batch.params, decided, strict=True
+        ):
+            member = by_decision.get(decision)
+            if member is None:
+                index = add_first(full_name, param, decision)
+            else:
+                index, members, member_names = member
+                members.append(param)
+                member_names.append(full_name)
+            if freezes:
+                to_freeze.append(param)
+            if placements is not None:
+                placements.append(_placement(full_name, param, decision, index))
 
     def _sharded_ndim(self, param: torch.Tensor) -> int | None:
         """The original ``ndim`` of a parameter FSDP1 marked; None for a flat parameter.
@@ -369,52 +516,45 @@ class GroupPlanner:
             self._shapes = original_shapes(self.root) if self.root is not None else {}
         return self._shapes
 
-    def _flat_parameter_decision(
+    def _flat_decision(
         self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
-    ) -> Decision:
+    ) -> _Decided:
         # FSDP1 without use_orig_params: one tensor holds many parameters, so it can take
-        # their settings only where they all agree (SPEC 3.6).
-        first: tuple[str, Decision] | None = None
-        stage = self.stage
+        # their settings only where they all agree (SPEC 3.6). They are decided as a batch of
+        # their own, by their names and modules.
+        originals = _Batch()
         for original in flat_originals(flat):
             parent_path = original.module_path.rpartition(".")[0]
             parent = module.get_submodule(parent_path) if original.module_path else None
             in_dcn = parent is not None and module_kind(type(parent)).is_dcn
-            path = original.path_in(prefix)
-            decisions = self.decider.module_decisions(original.module, path, in_dcn)
-            name = original.name_in(prefix)
-            ndim = len(original.shape)
-            decision = self.decider.decide(
-                original.name, flat, f"{path}.{original.name}", decisions, ndim
-            )
-            if stage is not None:
-                table = stage.module_table(original.module)
-                decision = stage.refine(decision, table, original.name, flat, name, ndim)
-            if first is None:
-                first = (name, decision)
-            elif decision.key != first[1].key:
+            originals.ndims[len(originals.names)] = len(original.shape)
+            originals.names.append(original.name_in(prefix))
+            originals.params.append(flat)
+            originals.attrs.append(original.name)
+            originals.owners.append(self._owner(original.module, original.path_in(prefix), in_dcn))
+        decided = self._decisions(originals)
+        first_name, (first, _) = originals.names[0], decided[0]
+        for name, (decision, _) in zip(originals.names, decided, strict=True):
+            if decision.key != first.key:
                 raise ValueError(
-                    f"paramwise_cfg gives {first[0]!r} ({first[1].rule}: "
-                    f"{_settings_text(first[1])}) and {name!r} ({decision.rule}: "
+                    f"paramwise_cfg gives {first_name!r} ({first.rule}: "
+                    f"{_settings_text(first)}) and {name!r} ({decision.rule}: "
                     f"{_settings_text(decision)}) different settings, but FSDP flattened both "
                     f"into one parameter, {flat_name!r}, which can have one setting only; wrap "
                     "the model with FullyShardedDataParallel(..., use_orig_params=True) so that "
                     "each parameter keeps its own settings"
                 )
-        assert first is not None  # FSDP makes no flat parameter without parameters
-        return first[1]
+        return first, any(freezes for _, freezes in decided)
 
     def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
         if self.rules.custom:
             keys = self.decider.decided_keys
             _warn_unmatched(root, self.rules.custom, keys, self._names_met(), prefix)
-        to_freeze: list[torch.Tensor] = []
         if self.stage is not None:
             self.stage.finish(root)
-            to_freeze = self.stage.to_freeze
         return GroupPlan(
-            groups=self.collector.groups, placements=self.placements, to_freeze=to_freeze
+            groups=self.collector.groups, placements=self.placements, to_freeze=self.to_freeze
         )
 
     def _sync(self, groups: list[dict[str, Any]]) -> None:

@@ -73,8 +73,11 @@ class NoDecayHooks:
     def __bool__(self) -> bool:
         return bool(self.names or self._patterns or self._keywords)
 
-    def reason(self, full_name: str) -> str | None:
-        """The hook that gives ``full_name`` no weight decay, or None."""
+    def reasons(self, names: list[str]) -> list[str | None]:
+        """For each full name, in order, the hook that gives it no weight decay, or None."""
+        return list(map(self._reason, names))
+
+    def _reason(self, full_name: str) -> str | None:
         label = self.names.get(full_name)
         if label is not None:
             return label

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import fnmatch
 import numbers
+import operator
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -27,9 +28,9 @@ __all__ = [
     "COMPOSITION_KEYS",
     "MODULE_KINDS",
     "Composition",
+    "ModuleFacts",
     "ParamRule",
     "RuleSelector",
-    "SelectionTable",
     "resolve_composition",
     "resolve_param_rules",
 ]
@@ -101,59 +102,40 @@ class ParamRule:
         return self.ndim is None or self.ndim[0] <= ndim <= self.ndim[1]
 
 
-# A name test, compiled: a pattern's bound ``match``/``search`` (cheaper than the pattern's
-# attribute at every call), or None where the rule does not give that selector.
-_Test = Callable[[str], "re.Match[str] | None"] | None
-# One rule's name selectors: (its bit, its globs' match, its regex's search).
-_NameCheck = tuple[int, _Test, _Test]
-# What the facts decide for one (name, ndim): the bits of the rules selecting it whatever its
-# full name, and the name checks of the rules whose other selectors hold.
-SelectionEntry = tuple[int, tuple[_NameCheck, ...]]
-# A module's facts (kinds, class names), and its entries by (name, ndim), filled as met.
-SelectionTable = dict[tuple[str, int], SelectionEntry]
+# What a ``module`` selector sees in a module: its kinds (``'dwconv'`` included where it is
+# one) and the class names along its MRO.
+ModuleFacts = tuple[frozenset[str], frozenset[str]]
 
 
 class RuleSelector:
-    """Which rules select a parameter, with everything but the full name looked at once.
+    """Which rules select a parameter: its name tests over all names at once, the rest per key.
 
     A selection is an int whose bit ``i`` stands for ``rules[i]``: a cheap dict key, turned into
-    the rules with :meth:`rules_of` only once per distinct selection. A module's kinds and class
-    names are looked at once per type (and depthwise-ness), and the selectors they decide once
-    per ``(name, ndim)`` of such a module, in a :data:`SelectionTable`; only the name selectors
-    run per parameter. Which rules selected anything (for the warning about rules that select
-    nothing) is for the caller to record with :meth:`mark_used`, once per distinct selection.
+    the rules with :meth:`rules_of` only once per distinct selection. The name selectors
+    (``match``, ``exclude``, ``regex``) run over every name of a walk in one pass each
+    (:meth:`name_columns`); :meth:`select` then combines a parameter's hits with what its module,
+    attribute name and ``ndim`` decide, once per distinct combination. Which rules selected
+    anything (for the warning about rules that select nothing) is for the caller to record with
+    :meth:`mark_used`, once per distinct selection.
     """
 
     def __init__(self, rules: Sequence[ParamRule]) -> None:
         self.rules = tuple(rules)
         self.used: set[int] = set()
+        # The rules with name selectors, in list order: one column of hits each.
+        self._named = tuple(rule for rule in self.rules if rule.selects_by_name)
         # Per call, not global: register_norm_type may change what a type is between calls.
-        self._by_type: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
-        # (type, depthwise) -> the table of modules with those facts.
-        self._tables: dict[tuple[type, bool], SelectionTable] = {}
-        self._plain_tables: dict[type, SelectionTable] = {}
-        self._facts: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # id(table) -> facts
+        self._by_type: dict[type, ModuleFacts] = {}
         self._rules_of: dict[int, tuple[ParamRule, ...]] = {}
 
-    def module_table(self, module: nn.Module) -> SelectionTable:
-        """The table of ``module``'s facts: what a ``module`` selector sees in it."""
-        module_type = type(module)
-        # A type that is no conv has one table: one lookup per module (5,000 modules of 10,000
-        # tensors: 0.8 ms less).
-        table = self._plain_tables.get(module_type)
-        if table is not None:
-            return table
-        kinds, classes = self._type_facts(module_type)
-        dw = "conv" in kinds and is_depthwise(module, True)
-        table = self._tables.get((module_type, dw))
-        if table is None:
-            table = self._tables[(module_type, dw)] = {}
-            self._facts[id(table)] = (kinds | {"dwconv"} if dw else kinds, classes)
-            if "conv" not in kinds:
-                self._plain_tables[module_type] = table
-        return table
+    def module_facts(self, module: nn.Module) -> ModuleFacts:
+        """What a ``module`` selector sees in ``module``."""
+        kinds, classes = self._type_facts(type(module))
+        if "conv" in kinds and is_depthwise(module, True):
+            kinds = kinds | {"dwconv"}
+        return kinds, classes
 
-    def _type_facts(self, module_type: type) -> tuple[frozenset[str], frozenset[str]]:
+    def _type_facts(self, module_type: type) -> ModuleFacts:
         # The kinds that hold for every instance, and the class names along the MRO.
         found = self._by_type.get(module_type)
         if found is None:
@@ -173,47 +155,40 @@ class RuleSelector:
             )
         return found
 
-    def _entry(self, table: SelectionTable, name: str, ndim: int) -> SelectionEntry:
-        kinds, classes = self._facts[id(table)]
-        static = 0
-        checks: list[_NameCheck] = []
-        for position, rule in enumerate(self.rules):
-            if not rule.selects_facts(kinds, classes, name, ndim):
-                continue
-            if not rule.selects_by_name:
-                static |= 1 << position
-                continue
-            checks.append(
-                (
-                    1 << position,
-                    None if rule.globs is None else rule.globs.match,
-                    None if rule.regex is None else rule.regex.search,
-                )
-            )
-        entry = table[(name, ndim)] = (static, tuple(checks))
-        return entry
+    def name_columns(self, names: list[str]) -> list[list[bool]]:
+        """One column per rule with name selectors, in list order: where they hold.
 
-    def select(self, table: SelectionTable, name: str, ndim: int, full_name: str) -> int:
+        Each pattern is mapped over all the names at once, with no Python call per name.
+        """
+        columns: list[list[bool]] = []
+        for rule in self._named:
+            holds: list[bool] | None = None
+            if rule.globs is not None:
+                holds = list(map(bool, map(rule.globs.match, names)))
+            if rule.regex is not None:
+                found = list(map(bool, map(rule.regex.search, names)))
+                holds = found if holds is None else list(map(operator.and_, holds, found))
+            assert holds is not None  # a rule in _named has globs or a regex
+            columns.append(holds)
+        return columns
+
+    def select(self, facts: ModuleFacts, name: str, ndim: int, hits: tuple[bool, ...]) -> int:
         """The rules that select one parameter, as bits (see :meth:`rules_of`).
 
         Args:
-            table: Its module's :meth:`module_table`.
+            facts: Its module's :meth:`module_facts`.
             name: Its attribute name in the module.
             ndim: Its (original, unsharded) number of dimensions; any value where no rule has
                 an ``ndim`` selector.
-            full_name: Its name in the unwrapped model.
+            hits: Its entry in each of :meth:`name_columns`.
         """
-        entry = table.get((name, ndim))
-        if entry is None:
-            entry = self._entry(table, name, ndim)
-        selected, checks = entry
-        # The hot path of name selectors: at most two compiled pattern calls per rule.
-        for bit, globs, search in checks:
-            if globs is not None and globs(full_name) is None:
-                continue
-            if search is not None and search(full_name) is None:
-                continue
-            selected |= bit
+        kinds, classes = facts
+        named = iter(hits)
+        selected = 0
+        for position, rule in enumerate(self.rules):
+            by_name = next(named) if rule.selects_by_name else True
+            if by_name and rule.selects_facts(kinds, classes, name, ndim):
+                selected |= 1 << position
         return selected
 
     def rules_of(self, selected: int) -> tuple[ParamRule, ...]:
