@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import warnings
 from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 from regtree_optim import DefaultOptimizerConstructor, ParamRow, build_optimizer, register_dcn_type
+from regtree_optim._rules import GlobTest
 
 LR = 0.1
 WD = 0.01
@@ -141,6 +145,14 @@ ALL = {name for name, _ in KindsModel().named_parameters()}
         ({"match": ["scale", "head.fc.*"]}, {"scale", "head.fc.weight", "head.fc.bias"}),
         ({"match": "*"}, ALL),
         ({"match": "Backbone.*"}, set()),  # case-sensitive
+        ({"match": "*.bias"}, {n for n in ALL if n.endswith(".bias")}),
+        ({"match": ["*.fc.bias", "*.bn.bias"]}, {"head.fc.bias", "backbone.bn.bias"}),
+        # A prefix and a suffix glob together, and a prefix with a wildcard inside.
+        (
+            {"match": ["head.f*", "*.dw.weight"]},
+            {"head.fc.weight", "head.fc.bias", "backbone.dw.weight"},
+        ),
+        ({"match": "backbone.?n.*"}, {"backbone.bn.weight", "backbone.bn.bias"}),
         (
             {"regex": r"\.(bn|norm)\."},
             {
@@ -202,6 +214,18 @@ def test_each_selector_alone_and_combined(rule: dict[str, Any], expected: set[st
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the case-sensitive glob selects nothing, on purpose
         assert _selected(rule) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    globs=st.lists(st.text(alphabet="ab.*?[]!", min_size=0, max_size=6), min_size=1, max_size=3),
+    names=st.lists(st.text(alphabet="ab.*?[]!", max_size=8), max_size=12),
+)
+def test_globs_select_what_fnmatchcase_selects(globs: list[str], names: list[str]) -> None:
+    # Prefix and suffix globs are tested with str.startswith/endswith, the rest by regex: both
+    # must agree with fnmatch's own case-sensitive matching, whatever the glob holds.
+    expected = [any(fnmatch.fnmatchcase(name, glob) for glob in globs) for name in names]
+    assert GlobTest(globs).column(names) == expected
 
 
 def test_a_rule_selecting_nothing_warns_naming_its_index() -> None:
