@@ -1,14 +1,13 @@
 """A reference for the five-rules row: its paramwise_cfg written out by hand as one Python loop.
 
-Not a library: the least a pure-Python constructor can cost for ``RULES_PARAMWISE`` (SPEC 3.2's
-rules, the five ``rules`` and layer decay of ``_optim_bench``), as the registry table's
-*reference* rows are the least a pure-Python registry can cost. The config is fixed, so nothing
-is read from it: each module type is classified once, the three name selectors and the
-layer-decay regex are compiled once, and each parameter costs its name, one duplicate check,
-its ``requires_grad`` and ``ndim``, four pattern calls, one dict lookup and two appends. It omits
-what a constructor must also do (cycle and wrapper checks, FSDP1's per-parameter mark, explain
-records, warnings), so it is a lower bound. :func:`check_reference` compares its groups with
-regtree's (names in order, tensors, settings), untimed.
+Not a library: what a plain per-parameter loop costs for ``RULES_PARAMWISE`` (SPEC 3.2's rules,
+the five ``rules`` and layer decay of ``_optim_bench``), beside regtree's general constructor.
+The config is fixed, so nothing is read from it: each module type is classified once, the three
+name selectors and the layer-decay regex are compiled once, and each parameter costs its name,
+one duplicate check, its ``requires_grad`` and ``ndim``, four pattern calls, one dict lookup and
+two appends. It omits what a constructor must also do (cycle and wrapper checks, FSDP1's
+per-parameter mark, explain records, warnings). :func:`check_reference` compares its groups
+with regtree's (names in order, tensors, settings), untimed.
 """
 
 from __future__ import annotations

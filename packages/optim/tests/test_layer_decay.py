@@ -225,6 +225,43 @@ def test_parameters_frozen_in_the_model_get_no_layer_decay() -> None:
     )
 
 
+class FrozenStemNet(nn.Module):
+    """A frozen stem and a trained head whose get_layer_depth knows the head's names only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+        self.stem.requires_grad_(False)
+        self.asked: list[str] = []
+
+    def get_layer_depth(self, name: str) -> tuple[int, int]:
+        self.asked.append(name)
+        return {"head.weight": (1, 2), "head.bias": (1, 2)}[name]
+
+
+def test_a_frozen_parameter_is_never_given_to_the_depth() -> None:
+    # No layer decay applies to a frozen parameter, so its name never reaches the hook, and a
+    # regex layer id out of range, or no integer, on frozen names is no error.
+    model = FrozenStemNet()
+    optimizer = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
+    )(model)
+    assert model.asked == ["head.weight", "head.bias"]
+    # The head's scale is 0.5 ** 0, so every parameter shares one group at the base lr.
+    assert [(group["param_names"], group["lr"]) for group in optimizer.param_groups] == [
+        (["stem.weight", "stem.bias", "head.weight", "head.bias"], 1.0)
+    ]
+    for depth in ([[r"stem\.", 5]], [[r"(stem)\.", 0]]):
+        model = FrozenStemNet()
+        cfg = {"layer_decay": {"rate": 0.5, "depth": depth, "num_layers": 3}}
+        rows = DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg).explain(model)
+        assert [(row.name, row.lr, row.rule) for row in rows][:2] == [
+            ("stem.weight", 1.0, "frozen (optimizer defaults)"),
+            ("stem.bias", 1.0, "frozen (optimizer defaults)"),
+        ]
+
+
 def test_get_layer_depth_is_the_default_where_a_model_has_both_hooks() -> None:
     class Both(ToyViT):
         def group_matcher(self, coarse: bool = False) -> dict[str, Any]:

@@ -3,14 +3,14 @@
 ``lr = base_lr * m0 * m1 * ... * scale``, left to right: ``m0`` is 3.2's multiplier (with
 ``compose``, the custom key's and then 3.2's rule's), ``m1...`` the ``rules``' in list order and
 ``scale`` the layer decay's; weight decay likewise without the scale, then the model's
-no-weight-decay hooks. Decisions are cached by what they depend on, so the per-parameter cost
-is a few lookups and only the name selectors run per name.
+no-weight-decay hooks. What depends on full names is read over all the names of a walk at once
+(:meth:`RuleStage.name_columns`); the rest is decided once per distinct combination.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from torch import nn
@@ -125,17 +125,34 @@ class RuleStage:
         """What the rules' ``module`` selectors see in ``module`` (None: no rules)."""
         return None if self.selector is None else self.selector.module_facts(module)
 
-    def name_columns(self, names: list[str]) -> NameColumns:
+    def name_columns(self, names: list[str], trained: list[bool]) -> NameColumns:
         """What the rules, the layer decay and the hooks read in the full names, in order.
 
+        Args:
+            names: The full names.
+            trained: Each one's ``requires_grad``: a frozen parameter gets no layer (SPEC 3.3:
+                no layer decay applies to it), so its name is never given to the depth.
+
         Raises:
-            ValueError: layer decay puts a parameter outside ``0..num_layers - 1``.
+            ValueError: layer decay puts a trained parameter outside ``0..num_layers - 1``.
         """
         return (
             [] if self.selector is None else self.selector.name_columns(names),
-            itertools.repeat(None) if self.depths is None else self.depths.scales(names),
+            itertools.repeat(None) if self.depths is None else self._layers(names, trained),
             itertools.repeat(None) if self.hooks is None else self.hooks.reasons(names),
         )
+
+    def _layers(self, names: list[str], trained: list[bool]) -> Sequence[LayerScale | None]:
+        assert self.depths is not None
+        if all(trained):
+            return self.depths.scales(names)
+        positions = list(itertools.compress(range(len(names)), trained))
+        layers: list[LayerScale | None] = [None] * len(names)
+        for position, layer in zip(
+            positions, self.depths.scales([names[i] for i in positions]), strict=True
+        ):
+            layers[position] = layer
+        return layers
 
     def refine(
         self,

@@ -1,9 +1,12 @@
 """Walk a model once and place every parameter into a parameter group by the paramwise rules.
 
-Three steps, each its own piece: :func:`walk_modules` yields the modules in model order,
-:meth:`ParamDecider.decide` gives one parameter its :class:`Decision` (SPEC 3.2), and
-:class:`GroupCollector` files the parameter into a group. :class:`GroupPlanner` joins them;
-:func:`plan_groups` is the whole walk.
+In columns: :class:`GroupPlanner` walks the model (:func:`walk_modules`) and lists each new
+parameter with its name and its module's *owner* (what the module's kind decides); everything
+that depends on a full name is then computed for all the names at once, each test mapped over
+the whole list (custom keys here, ``rules``, layer decay and model hooks in ``_compose``); a
+parameter's *key* is the tuple of all its decision depends on, and :class:`ParamDecider` (SPEC
+3.2) with ``RuleStage`` (3.3) decide each distinct key once. :class:`GroupCollector` files the
+parameters into groups; :func:`plan_groups` is the whole walk.
 """
 
 from __future__ import annotations
@@ -442,13 +445,14 @@ class GroupPlanner:
             ndims = [param.ndim for param in batch.params]
             for position, ndim in batch.ndims.items():
                 ndims[position] = ndim
+        trained = [param.requires_grad for param in batch.params]
         hits: list[list[bool]] = []
         layers: Iterable[LayerScale | None] = itertools.repeat(None)
         hooks: Iterable[str | None] = itertools.repeat(None)
         if self.stage is not None:
-            hits, layers, hooks = self.stage.name_columns(names)
+            hits, layers, hooks = self.stage.name_columns(names, trained)
         flags = zip(
-            [param.requires_grad for param in batch.params],
+            trained,
             *self.decider.custom_columns(names),
             *hits,
             strict=True,

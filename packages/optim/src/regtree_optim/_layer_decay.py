@@ -295,6 +295,8 @@ class LayerDepths:
             assert config.num_layers is not None
             self._num_layers = config.num_layers
             self._layer = self._regex_layer
+        # Per [regex, n] pair, the layer of each text its regex captured (None: no group).
+        self._by_capture: list[dict[str | None, LayerScale]] = [{} for _ in self._pairs]
 
     def scales(self, names: list[str]) -> list[LayerScale]:
         """The layer of each parameter, by its full name, in order.
@@ -312,8 +314,7 @@ class LayerDepths:
         # (one pair, 10,000 names) spends 2 ms here against 4 ms for a call per name.
         scales: list[LayerScale | None] = [None] * len(names)
         left: Sequence[int] = range(len(names))
-        for pattern, _ in self._pairs:
-            by_capture: dict[str | None, LayerScale] = {}
+        for (pattern, _), by_capture in zip(self._pairs, self._by_capture, strict=True):
             grouped = pattern.groups > 0
             unmatched: list[int] = []
             for position, found in zip(
