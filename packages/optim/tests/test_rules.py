@@ -210,6 +210,21 @@ def test_custom_key_matches_dotted_top_level_name() -> None:
     assert settings["sub.xparam1"]["lr"] == LR
 
 
+def test_a_top_level_name_is_matched_with_its_leading_dot_even_when_it_holds_a_dot() -> None:
+    # f'{prefix}.{name}' with prefix '': '.x.y' for a parameter registered as 'x.y' (possible
+    # only through _parameters), not 'x.y', which a nested x.y would be.
+    model = nn.Module()
+    model._parameters["x.y"] = nn.Parameter(torch.ones(2))
+    model.x = nn.Module()
+    model.x.y = nn.Parameter(torch.ones(2))
+    cfg = {"type": "SGD", "lr": LR, "paramwise_cfg": {"custom_keys": {".x.y": {"lr_mult": 2}}}}
+    groups = build_optimizer(model, cfg).param_groups
+    assert [(group["param_names"], group["lr"]) for group in groups] == [
+        (["x.y"], LR * 2),
+        (["x.y"], LR),
+    ]
+
+
 def test_custom_key_beats_every_other_rule_and_copies_options() -> None:
     model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
     cfg = {

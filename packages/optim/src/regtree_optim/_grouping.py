@@ -133,15 +133,20 @@ class ParamDecider:
             )
         return decisions
 
-    def custom_columns(self, names: list[str]) -> list[list[bool]]:
+    def custom_columns(self, names: list[str], top_level: list[int]) -> list[list[bool]]:
         """One column per custom key (longest first): which of the full names contain it.
 
-        Keys are matched against ``f'{prefix}.{name}'``, so a top-level ``'w'`` is ``'.w'``.
-        Each key is tested against all the names at once, with no Python call per name.
+        Keys are matched against ``f'{prefix}.{name}'``, so a top-level ``'w'`` (its position in
+        ``top_level``) is ``'.w'``. Each key is tested against all the names at once, with no
+        Python call per name.
         """
         if not self.rules.custom:
             return []
-        match_names = [name if "." in name else f".{name}" for name in names]
+        match_names = names
+        if top_level:
+            match_names = list(names)
+            for position in top_level:
+                match_names[position] = f".{names[position]}"
         return [
             list(map(operator.contains, match_names, itertools.repeat(rule.key)))
             for rule in self.rules.custom
@@ -263,6 +268,7 @@ class _Batch:
         attrs: Their attribute names in their modules.
         owners: Their modules, as indices of :attr:`GroupPlanner._owners`.
         ndims: position -> original ``ndim``, where FSDP1 flattened the parameter.
+        top_level: Positions of the parameters of a module at the top (prefix ``''``).
         decided: Decisions made already (an FSDP1 flat parameter's), or None.
     """
 
@@ -271,6 +277,7 @@ class _Batch:
     attrs: list[str] = field(default_factory=list)
     owners: list[int] = field(default_factory=list)
     ndims: dict[int, int] = field(default_factory=dict)
+    top_level: list[int] = field(default_factory=list)
     decided: list[_Decided] | None = None
 
 
@@ -402,6 +409,8 @@ class GroupPlanner:
                         yield _Batch([full_name], [param], [name], [owner], decided=decided)
                         continue
                     batch.ndims[len(names)] = ndim
+                if not prefix:
+                    batch.top_level.append(len(names))
                 names.append(full_name)
                 params.append(param)
                 attrs.append(name)
@@ -453,7 +462,7 @@ class GroupPlanner:
             hits, layers, hooks = self.stage.name_columns(names, trained)
         flags = zip(
             trained,
-            *self.decider.custom_columns(names),
+            *self.decider.custom_columns(names, batch.top_level),
             *hits,
             strict=True,
         )
@@ -531,11 +540,14 @@ class GroupPlanner:
             parent_path = original.module_path.rpartition(".")[0]
             parent = module.get_submodule(parent_path) if original.module_path else None
             in_dcn = parent is not None and module_kind(type(parent)).is_dcn
+            path = original.path_in(prefix)
             originals.ndims[len(originals.names)] = len(original.shape)
+            if not path:
+                originals.top_level.append(len(originals.names))
             originals.names.append(original.name_in(prefix))
             originals.params.append(flat)
             originals.attrs.append(original.name)
-            originals.owners.append(self._owner(original.module, original.path_in(prefix), in_dcn))
+            originals.owners.append(self._owner(original.module, path, in_dcn))
         decided = self._decisions(originals)
         first_name, (first, _) = originals.names[0], decided[0]
         for name, (decision, _) in zip(originals.names, decided, strict=True):
