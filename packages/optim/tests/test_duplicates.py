@@ -182,3 +182,59 @@ def test_the_duplicate_warning_points_at_the_caller_of_an_add_params_walk() -> N
         constructor(model)
     assert len(record) == 2
     assert [w.filename for w in record] == [__file__] * 2
+
+
+def test_a_shared_tensor_after_a_module_s_own_parameters_is_still_a_duplicate() -> None:
+    # The module has placed a parameter of its own before it meets the tensor shared with an
+    # earlier module: that tensor is a duplicate all the same, and an empty slot is skipped.
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = nn.Module()
+    model.b.register_parameter("empty", None)
+    model.b.own = nn.Parameter(torch.ones(2))
+    model.b.shared = model.a.weight
+    cfg: dict[str, Any] = {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bias_lr_mult": 2}}
+    with pytest.raises(ValueError, match=r"'b\.shared' is the same tensor as 'a\.weight'"):
+        build_optimizer(model, cfg)
+    cfg["paramwise_cfg"]["bypass_duplicate"] = True
+    with pytest.warns(UserWarning, match=r"'b\.shared' is the same tensor as 'a\.weight'"):
+        optimizer = build_optimizer(model, cfg)
+    groups = [group["param_names"] for group in optimizer.param_groups]
+    assert groups == [["a.weight", "b.own"], ["a.bias"]]
+
+
+def test_groups_an_add_params_override_appends_hold_earlier_occurrences() -> None:
+    # mmcv-era code may append a group of its own to params; a tensor in it met again by the
+    # walk is a duplicate, named by the group's param_names where it has them.
+    from regtree_optim import DefaultOptimizerConstructor
+
+    class OwnHead(DefaultOptimizerConstructor):
+        def add_params(
+            self,
+            params: list[dict[str, Any]],
+            module: nn.Module,
+            prefix: str = "",
+            is_dcn_module: bool | float | None = None,
+        ) -> None:
+            if prefix == "head":
+                params.append({"params": module.weight, "param_names": ["my.head"], "lr": 0.0})
+                params.append({"params": [module.bias], "lr": 0.0})
+                return
+            super().add_params(params, module, prefix, is_dcn_module)
+
+    model = nn.Module()
+    model.head = nn.Linear(2, 2)
+    model.tail = nn.Module()
+    model.tail.w = model.head.weight
+    model.tail.b = model.head.bias
+    with pytest.raises(ValueError, match=r"'tail\.w' is the same tensor as 'my\.head'"):
+        OwnHead({"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2})(model)
+    constructor = OwnHead({"type": "SGD", "lr": 0.1}, {"bypass_duplicate": True})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimizer = constructor(model)
+    assert [str(w.message).split(";")[0] for w in caught] == [
+        "Parameter 'tail.w' is the same tensor as 'my.head'",
+        "Parameter 'tail.b' is the same tensor as '<a parameter placed earlier>'",
+    ]
+    assert [len(list(group["params"])) for group in optimizer.param_groups] == [1, 1]

@@ -237,7 +237,7 @@ class FrozenStemNet(nn.Module):
 
     def get_layer_depth(self, name: str) -> tuple[int, int]:
         self.asked.append(name)
-        return {"head.weight": (1, 2), "head.bias": (1, 2)}[name]
+        return {"head.weight": (0, 2), "head.bias": (0, 2)}[name]
 
 
 def test_a_frozen_parameter_is_never_given_to_the_depth() -> None:
@@ -248,9 +248,10 @@ def test_a_frozen_parameter_is_never_given_to_the_depth() -> None:
         {"type": "SGD", "lr": 1.0}, {"layer_decay": {"rate": 0.5}}
     )(model)
     assert model.asked == ["head.weight", "head.bias"]
-    # The head's scale is 0.5 ** 0, so every parameter shares one group at the base lr.
+    # The head is in layer 0 of 2: scale 0.5; the frozen stem keeps the base lr.
     assert [(group["param_names"], group["lr"]) for group in optimizer.param_groups] == [
-        (["stem.weight", "stem.bias", "head.weight", "head.bias"], 1.0)
+        (["stem.weight", "stem.bias"], 1.0),
+        (["head.weight", "head.bias"], 0.5),
     ]
     for depth in ([[r"stem\.", 5]], [[r"(stem)\.", 0]]):
         model = FrozenStemNet()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -217,6 +217,10 @@ def test_each_selector_alone_and_combined(rule: dict[str, Any], expected: set[st
 
 
 @settings(max_examples=300, deadline=None)
+@example(globs=["a?*"], names=["ab", "a?", "a?b"])  # a wildcard before the final '*'
+@example(globs=["*?a"], names=["ba", "?a"])
+@example(globs=["a[b]*", "b*"], names=["ab", "a[b]", "bb"])
+@example(globs=["ab*", "*b"], names=["abc", "cb", "ca"])  # a prefix and a suffix together
 @given(
     globs=st.lists(st.text(alphabet="ab.*?[]!", min_size=0, max_size=6), min_size=1, max_size=3),
     names=st.lists(st.text(alphabet="ab.*?[]!", max_size=8), max_size=12),
@@ -577,6 +581,32 @@ def test_with_rules_but_without_compose_a_custom_key_still_decides_alone() -> No
     )
     bias = _rows(cfg)["backbone.bn.bias"]
     assert (bias.lr, bias.rule) == (LR * 0.1 * 3.0, "custom_keys['backbone'], rules[0]")
+
+
+def test_custom_keys_and_name_selecting_rules_each_read_their_own_names() -> None:
+    # Two custom keys and two rules that select by name, each on names of its own: every
+    # parameter gets the key that matches it, then the rules whose globs or regex match it.
+    cfg = {
+        "custom_keys": {"head.fc": {"lr_mult": 0.1}, "scale": {"lr_mult": 0.2}},
+        "rules": [
+            {"match": "backbone.*", "lr_mult": 0.5},
+            {"regex": r"\.bias$", "exclude": "head.*", "lr_mult": 3.0},
+        ],
+    }
+    rows = _rows(cfg)
+    assert {name: (row.lr, row.rule) for name, row in rows.items() if "bn" not in name} == {
+        "scale": (LR * 0.2, "custom_keys['scale']"),
+        "backbone.conv.weight": (LR * 0.5, "rules[0]"),
+        "backbone.conv.bias": (LR * 0.5 * 3.0, "rules[0], rules[1]"),
+        "backbone.dw.weight": (LR * 0.5, "rules[0]"),
+        "backbone.norm.weight": (LR * 0.5, "rules[0]"),
+        "backbone.norm.bias": (LR * 0.5 * 3.0, "rules[0], rules[1]"),
+        "head.fc.weight": (LR * 0.1, "custom_keys['head.fc']"),
+        "head.fc.bias": (LR * 0.1, "custom_keys['head.fc']"),
+        "head.emb.weight": (LR, "default"),
+        "head.bag.weight": (LR, "default"),
+        "head.dcn.weight": (LR, "default"),
+    }
 
 
 def test_compose_rules_model_hooks_and_layer_decay_all_apply_together() -> None:
