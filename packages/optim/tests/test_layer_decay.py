@@ -228,11 +228,11 @@ def test_parameters_frozen_in_the_model_get_no_layer_decay() -> None:
 class FrozenStemNet(nn.Module):
     """A frozen stem and a trained head whose get_layer_depth knows the head's names only."""
 
-    def __init__(self) -> None:
+    def __init__(self, frozen: bool = True) -> None:
         super().__init__()
         self.stem = nn.Linear(2, 2)
         self.head = nn.Linear(2, 2)
-        self.stem.requires_grad_(False)
+        self.stem.requires_grad_(not frozen)
         self.asked: list[str] = []
 
     def get_layer_depth(self, name: str) -> tuple[int, int]:
@@ -260,6 +260,35 @@ def test_a_frozen_parameter_is_never_given_to_the_depth() -> None:
         assert [(row.name, row.lr, row.rule) for row in rows][:2] == [
             ("stem.weight", 1.0, "frozen (optimizer defaults)"),
             ("stem.bias", 1.0, "frozen (optimizer defaults)"),
+        ]
+
+
+def test_a_parameter_a_freeze_rule_freezes_is_never_given_to_the_depth_either() -> None:
+    model = FrozenStemNet(frozen=False)
+    cfg = {"rules": [{"match": "stem.*", "freeze": True}], "layer_decay": {"rate": 0.5}}
+    optimizer = DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg)(model)
+    assert model.asked == ["head.weight", "head.bias"]
+    assert [(group["param_names"], group["lr"]) for group in optimizer.param_groups] == [
+        (["stem.weight", "stem.bias"], 1.0),
+        (["head.weight", "head.bias"], 0.5),
+    ]
+    assert not model.stem.weight.requires_grad
+    cfg["layer_decay"] = {"rate": 0.5, "depth": [[r"stem\.", 5]], "num_layers": 2}
+    DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg)(FrozenStemNet(frozen=False))
+
+
+def test_each_regex_pair_keeps_its_own_layers_by_capture() -> None:
+    # The same captured text under two pairs is two layers: blocks.0 is layer 0, stages.0 is 2.
+    model = nn.Module()
+    model.blocks = nn.ModuleList([nn.Linear(1, 1, bias=False)])
+    model.stages = nn.ModuleList([nn.Linear(1, 1, bias=False)])
+    depth = [[r"blocks\.(\d+)\.", 0], [r"stages\.(\d+)\.", 2]]
+    cfg = {"layer_decay": {"rate": 0.5, "depth": depth, "num_layers": 4}}
+    for _ in range(2):  # and again, from the layers kept by the first walk
+        rows = DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg).explain(model)
+        assert [(row.name, row.lr) for row in rows] == [
+            ("blocks.0.weight", 0.125),
+            ("stages.0.weight", 0.5),
         ]
 
 

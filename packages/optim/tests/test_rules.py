@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from typing import Any
 
 import pytest
@@ -223,6 +224,11 @@ def test_a_top_level_name_is_matched_with_its_leading_dot_even_when_it_holds_a_d
         (["x.y"], LR * 2),
         (["x.y"], LR),
     ]
+    # Frozen, it takes no multiplier, and the key that matches it does not warn.
+    model._parameters["x.y"].requires_grad_(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_optimizer(model, cfg)
 
 
 def test_custom_key_beats_every_other_rule_and_copies_options() -> None:

@@ -10,7 +10,7 @@ no-weight-decay hooks. What depends on full names is read over all the names of 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, Final, NamedTuple
 
 from torch import nn
@@ -21,7 +21,7 @@ from ._paramwise import Decision, ParamwiseRules
 from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
-__all__ = ["NameColumns", "RuleStage", "compose_decisions", "product"]
+__all__ = ["Decided", "RuleStage", "compose_decisions", "product"]
 
 _DEFAULT_RULE: Final[str] = "default"
 
@@ -73,9 +73,8 @@ class _Partial(NamedTuple):
     route: str | None
 
 
-# What SPEC 3.3 reads in the full names: a column of hits per rule with name selectors, each
-# name's layer and each name's hook.
-NameColumns = tuple[list[list[bool]], Iterable[LayerScale | None], Iterable[str | None]]
+# A decision, and whether the parameter is to be frozen (SPEC 3.3's freeze, freeze_below).
+Decided = tuple[Decision, bool]
 
 
 class RuleStage:
@@ -116,43 +115,67 @@ class RuleStage:
         hooks = NoDecayHooks(model) if composition.model_hooks else None
         self.hooks = hooks if hooks else None
         self._rules = rules
-        # (3.2 decision, rules selected, layer, hook) -> (decision, freezes)
-        self._cache: dict[Hashable, tuple[Decision, bool]] = {}
+        # (3.2 decision, rules selected, layer, hook) -> (decision, freezes): keys of the
+        # planner that differ only in what no rule reads (an owner, an attribute name) share
+        # one Decision, and so one group without a second lookup by settings.
+        self._cache: dict[Hashable, Decided] = {}
+        # Whether any rule freezes what it selects (then layer decay must ask which).
+        self.freezes = any(rule.freeze for rule in composition.rules)
         self._selections: dict[tuple[ModuleFacts, str, int, tuple[bool, ...]], int] = {}
         self._partials: dict[tuple[Decision, tuple[ParamRule, ...]], _Partial] = {}
 
-    def module_facts(self, module: nn.Module) -> ModuleFacts | None:
-        """What the rules' ``module`` selectors see in ``module`` (None: no rules)."""
-        return None if self.selector is None else self.selector.module_facts(module)
+    def module_facts(self, module_type: type, depthwise: bool) -> ModuleFacts | None:
+        """What the rules' ``module`` selectors see in a module (None: no rules)."""
+        if self.selector is None:
+            return None
+        return self.selector.module_facts(module_type, depthwise)
 
-    def name_columns(self, names: list[str], trained: list[bool]) -> NameColumns:
-        """What the rules, the layer decay and the hooks read in the full names, in order.
+    def rule_columns(self, names: list[str]) -> list[list[bool]]:
+        """One column per rule with name selectors: where they hold over the full names."""
+        return [] if self.selector is None else self.selector.name_columns(names)
 
-        Args:
-            names: The full names.
-            trained: Each one's ``requires_grad``: a frozen parameter gets no layer (SPEC 3.3:
-                no layer decay applies to it), so its name is never given to the depth.
+    def layer_column(self, names: list[str], decayed: list[bool]) -> Sequence[LayerScale | None]:
+        """Each parameter's layer, None where ``decayed`` says layer decay does not read it.
+
+        A frozen parameter gets no layer decay (SPEC 3.3), so its name never reaches the
+        depth: not the model's hook, nor the range check.
 
         Raises:
-            ValueError: layer decay puts a trained parameter outside ``0..num_layers - 1``.
+            ValueError: layer decay puts a parameter it reads outside ``0..num_layers - 1``.
         """
-        return (
-            [] if self.selector is None else self.selector.name_columns(names),
-            itertools.repeat(None) if self.depths is None else self._layers(names, trained),
-            itertools.repeat(None) if self.hooks is None else self.hooks.reasons(names),
-        )
-
-    def _layers(self, names: list[str], trained: list[bool]) -> Sequence[LayerScale | None]:
         assert self.depths is not None
-        if all(trained):
+        if all(decayed):
             return self.depths.scales(names)
-        positions = list(itertools.compress(range(len(names)), trained))
         layers: list[LayerScale | None] = [None] * len(names)
+        positions = list(itertools.compress(range(len(names)), decayed))
         for position, layer in zip(
             positions, self.depths.scales([names[i] for i in positions]), strict=True
         ):
             layers[position] = layer
         return layers
+
+    def frozen_by_rules(
+        self, facts: ModuleFacts | None, name: str, ndim: int, hits: tuple[bool, ...]
+    ) -> bool:
+        """Whether a ``freeze: true`` rule selects one parameter (arguments as :meth:`refine`)."""
+        if self.selector is None:
+            return False
+        selected = self._selection(facts, name, ndim, hits)
+        return any(rule.freeze for rule in self.selector.rules_of(selected))
+
+    def _selection(
+        self, facts: ModuleFacts | None, name: str, ndim: int, hits: tuple[bool, ...]
+    ) -> int:
+        # The rules selecting a parameter, as bits; few combinations of these (18 of the 1,010
+        # keys of the five-rules row), each marked used once.
+        assert self.selector is not None
+        assert facts is not None
+        found = self._selections.get((facts, name, ndim, hits))
+        if found is None:
+            found = self.selector.select(facts, name, ndim, hits)
+            self._selections[(facts, name, ndim, hits)] = found
+            self.selector.mark_used(found)
+        return found
 
     def refine(
         self,
@@ -163,7 +186,7 @@ class RuleStage:
         hits: tuple[bool, ...],
         layer: LayerScale | None,
         hook: str | None,
-    ) -> tuple[Decision, bool]:
+    ) -> Decided:
         """Apply the rules, the layer decay and the hooks to one parameter's 3.2 decision.
 
         Args:
@@ -172,25 +195,16 @@ class RuleStage:
             name: Its attribute name in its module.
             ndim: Its number of dimensions (the original one where sharding changed it); any
                 value where :attr:`reads_ndim` is false.
-            hits: Its entry in each of :meth:`name_columns`' columns of hits.
-            layer: Its entry of :meth:`name_columns`' layers.
-            hook: Its entry of :meth:`name_columns`' hooks.
+            hits: Its entry in each of :meth:`rule_columns`.
+            layer: Its entry of :meth:`layer_column`.
+            hook: Its hook's reason for no weight decay (``NoDecayHooks.reasons``).
 
         Returns:
             The decision, and whether the parameter is to be frozen (``freeze``,
             ``freeze_below``).
         """
         selector = self.selector
-        selected = 0
-        if selector is not None:
-            assert facts is not None
-            # Few combinations of these: 18 of the 1,010 keys of the five-rules row.
-            found_selection = self._selections.get((facts, name, ndim, hits))
-            if found_selection is None:
-                found_selection = selector.select(facts, name, ndim, hits)
-                self._selections[(facts, name, ndim, hits)] = found_selection
-                selector.mark_used(found_selection)
-            selected = found_selection
+        selected = 0 if selector is None else self._selection(facts, name, ndim, hits)
         # Frozen in the model: no rule, hook or layer decay applies (the rules did select it).
         if decision is self._frozen_decision:
             return decision, False
@@ -207,7 +221,7 @@ class RuleStage:
         selected: tuple[ParamRule, ...],
         layer: LayerScale | None,
         hook: str | None,
-    ) -> tuple[Decision, bool]:
+    ) -> Decided:
         # The decision, and whether it freezes the parameter.
         for rule in selected:
             if rule.freeze:

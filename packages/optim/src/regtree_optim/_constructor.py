@@ -184,7 +184,7 @@ class DefaultOptimizerConstructor:
             self._add_params_of(walk, module, prefix, is_dcn_module)
         finally:
             _ACTIVE_WALK.reset(token)
-        _freeze(walk.planner.finish(module, prefix))
+        _freeze(walk.planner.finish(module))
 
     def _start_walk(self, params: list[dict[str, Any]], root: nn.Module) -> _LegacyWalk:
         planner = GroupPlanner(self._current_rules().rules, merge=False, groups=params, root=root)
@@ -214,7 +214,7 @@ class DefaultOptimizerConstructor:
             self.add_params(groups, model)
         finally:
             _ACTIVE_WALK.reset(token)
-        to_freeze = walk.planner.finish(model, "").to_freeze
+        to_freeze = walk.planner.finish(model).to_freeze
         first_names: dict[int, str] | None = None  # only for groups an override left unnamed
         placements: list[Placement] | None = [] if explain else None
         rule = origin(type(self).add_params)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 import warnings
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -23,7 +23,7 @@ from torch import nn
 
 from regtree.naming import closest
 
-from ._compose import RuleStage, compose_decisions, product
+from ._compose import Decided, RuleStage, compose_decisions, product
 from ._layer_decay import LayerScale
 from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
@@ -100,7 +100,7 @@ class ParamDecider:
     """SPEC 3.2's decision for one kind of parameter: frozen, then custom_keys, then the rules.
 
     What depends on the full name (which custom keys match) is computed for all the names of
-    a walk at once (:meth:`custom_hits`); :meth:`decide` takes a parameter's hits with its
+    a walk at once (:meth:`custom_columns`); :meth:`decide` takes a parameter's hits with its
     module's :meth:`module_decisions`.
     """
 
@@ -116,14 +116,13 @@ class ParamDecider:
         # read (a read of the tensor's C++ side, ~0.4 ms of 10,000 tensors).
         self.reads_ndim = rules.flat_decay_mult is not None
 
-    def module_decisions(
-        self, module: nn.Module, prefix: str, in_dcn: bool
-    ) -> tuple[Decision, ...]:
-        """The built-in decisions for one module's parameters, by ``is_bias * 2 + is_flat``."""
-        kind = module_kind(type(module))
-        is_dw = is_depthwise(module, kind.is_conv)
-        offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
-        module_facts = (kind.is_norm, is_dw, in_dcn, offset)
+    def module_decisions(self, module_facts: tuple[bool, bool, bool, bool]) -> tuple[Decision, ...]:
+        """The built-in decisions for one kind of module's parameters, by ``is_bias * 2 + is_flat``.
+
+        Args:
+            module_facts: ``(is_norm, is_depthwise, in_dcn, is_dcn_offset)``, as
+                :class:`ParamFacts` begins.
+        """
         decisions = self._by_facts.get(module_facts)
         if decisions is None:
             decisions = self._by_facts[module_facts] = tuple(
@@ -251,11 +250,8 @@ class _Owner(NamedTuple):
 
 # A parameter's grouping key: every input of its decision, so equal keys decide alike.
 # (owner, attribute name, ndim, layer, hook, flags), the flags being requires_grad, then a hit
-# per custom key, then one per rule with name selectors: one tuple of bools, hashed cheaper
-# than a tuple per kind.
-_Key = tuple[int, str, int, Any, str | None, tuple[bool, ...]]
-# A decision, and whether the parameter is to be frozen (SPEC 3.3's freeze, freeze_below).
-_Decided = tuple[Decision, bool]
+# per custom key, then one per rule with name selectors, in one tuple of bools.
+_Key = tuple[int, str, int, LayerScale | None, str | None, tuple[bool, ...]]
 
 
 @dataclass(slots=True)
@@ -278,7 +274,7 @@ class _Batch:
     owners: list[int] = field(default_factory=list)
     ndims: dict[int, int] = field(default_factory=dict)
     top_level: list[int] = field(default_factory=list)
-    decided: list[_Decided] | None = None
+    decided: list[Decided] | None = None
 
 
 class GroupPlanner:
@@ -331,7 +327,7 @@ class GroupPlanner:
         self._owners: list[_Owner] = []
         self._owner_of: dict[tuple[type, bool, bool, bool], int] = {}
         self._owner_of_type: dict[type, int] = {}
-        self._decided: dict[_Key, _Decided] = {}
+        self._decided: dict[_Key, Decided] = {}
         # id(param) -> first name, in the order first met; the parameters stay alive in the
         # model, so ids are stable. A str, not a (name, visit) pair: 1 ms less per 10,000
         # tensors; a tensor twice in one module's _parameters is told apart by position.
@@ -342,6 +338,8 @@ class GroupPlanner:
         # of every name: an append per parameter was 0.2 ms of 10,000 tensors.
         self._skipped: list[tuple[int, str]] = []
         self._synced_ids: set[int] = set()
+        # Names met at the top (prefix ''), which custom keys see with a leading dot.
+        self._top_level: set[str] = set()
         # The stacklevel of the duplicate warning in the current place_modules call.
         self._duplicate_level: int | None = None
 
@@ -389,6 +387,8 @@ class GroupPlanner:
                     # nothing to look through: 16,000 duplicates, 4 ms less of 67.
                     if len(seen) == start or not _met_since(seen, start, param_id):
                         self._duplicate(full_name, first)
+                        if not prefix:
+                            self._top_level.add(full_name)
                     continue
                 seen[param_id] = full_name
                 if owner is None:
@@ -411,6 +411,7 @@ class GroupPlanner:
                     batch.ndims[len(names)] = ndim
                 if not prefix:
                     batch.top_level.append(len(names))
+                    self._top_level.add(full_name)
                 names.append(full_name)
                 params.append(param)
                 attrs.append(name)
@@ -423,55 +424,74 @@ class GroupPlanner:
         # alike (no conv, outside a deformable conv) are kept by type too, for the walk.
         module_type = type(module)
         kind = module_kind(module_type)
-        facts = (
-            module_type,
-            is_depthwise(module, kind.is_conv),
-            in_dcn,
-            in_dcn and kind.is_conv2d and "conv_offset" in prefix,
-        )
-        found = self._owner_of.get(facts)
+        depthwise = is_depthwise(module, kind.is_conv)
+        offset = in_dcn and kind.is_conv2d and "conv_offset" in prefix
+        found = self._owner_of.get((module_type, depthwise, in_dcn, offset))
         if found is None:
-            found = self._owner_of[facts] = len(self._owners)
+            found = self._owner_of[(module_type, depthwise, in_dcn, offset)] = len(self._owners)
             self._owners.append(
                 _Owner(
-                    self.decider.module_decisions(module, prefix, in_dcn),
-                    None if self.stage is None else self.stage.module_facts(module),
+                    self.decider.module_decisions((kind.is_norm, depthwise, in_dcn, offset)),
+                    None if self.stage is None else self.stage.module_facts(module_type, depthwise),
                 )
             )
         if not (in_dcn or kind.is_conv):
             self._owner_of_type[module_type] = found
         return found
 
-    def _decisions(self, batch: _Batch) -> list[_Decided]:
+    def _decisions(self, batch: _Batch) -> list[Decided]:
         """Each parameter's decision, from columns computed over all the batch's names.
 
         Raises:
             ValueError: layer decay puts a parameter outside ``0..num_layers - 1``.
         """
-        names = batch.names
-        ndims: Iterable[int] = itertools.repeat(-1)
+        names, count, stage = batch.names, len(batch.names), self.stage
+        # A column nothing reads is one value repeated.
+        ndims: list[int] = [-1] * count
         if self._reads_ndim:
             ndims = [param.ndim for param in batch.params]
             for position, ndim in batch.ndims.items():
                 ndims[position] = ndim
         trained = [param.requires_grad for param in batch.params]
         hits: list[list[bool]] = []
-        layers: Iterable[LayerScale | None] = itertools.repeat(None)
-        hooks: Iterable[str | None] = itertools.repeat(None)
-        if self.stage is not None:
-            hits, layers, hooks = self.stage.name_columns(names, trained)
+        layers: Sequence[LayerScale | None] = [None] * count
+        hooks: Sequence[str | None] = [None] * count
+        if stage is not None:
+            hits = stage.rule_columns(names)
+            if stage.depths is not None:
+                layers = stage.layer_column(names, self._decayed(batch, trained, ndims, hits))
+            if stage.hooks is not None:
+                hooks = stage.hooks.reasons(names)
         flags = zip(
             trained,
             *self.decider.custom_columns(names, batch.top_level),
             *hits,
             strict=True,
         )
-        # Not strict: a column nothing reads is an endless repeat of one value.
-        keys = zip(batch.owners, batch.attrs, ndims, layers, hooks, flags, strict=False)
+        keys = zip(batch.owners, batch.attrs, ndims, layers, hooks, flags, strict=True)
         known = self._decided.get
         return [known(key) or self._decide(key) for key in keys]
 
-    def _decide(self, key: _Key) -> _Decided:
+    def _decayed(
+        self, batch: _Batch, trained: list[bool], ndims: list[int], hits: list[list[bool]]
+    ) -> list[bool]:
+        # Which parameters layer decay reads: the trained ones, less any a freeze rule freezes
+        # (SPEC 3.3: no layer decay applies to a frozen parameter, its name never reaches the
+        # depth). Read per parameter only where a rule freezes.
+        stage = self.stage
+        assert stage is not None
+        if not stage.freezes:
+            return trained
+        rows = zip(*hits, strict=True) if hits else itertools.repeat((), len(trained))
+        owners = self._owners
+        return [
+            kept and not stage.frozen_by_rules(owners[owner].facts, name, ndim, row)
+            for kept, owner, name, ndim, row in zip(
+                trained, batch.owners, batch.attrs, ndims, rows, strict=True
+            )
+        ]
+
+    def _decide(self, key: _Key) -> Decided:
         # The decision of a key met for the first time: 1,010 keys of 10,000 tensors in the
         # benchmark's five-rules row.
         owner_index, name, ndim, layer, hook, flags = key
@@ -490,7 +510,7 @@ class GroupPlanner:
         self._decided[key] = decided
         return decided
 
-    def _file(self, batch: _Batch, decided: list[_Decided]) -> None:
+    def _file(self, batch: _Batch, decided: list[Decided]) -> None:
         # Each parameter into its group, as GroupCollector says: a decision met before is one
         # lookup and two appends.
         add_first = self.collector.add_first
@@ -531,7 +551,7 @@ class GroupPlanner:
 
     def _flat_decision(
         self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
-    ) -> _Decided:
+    ) -> Decided:
         # FSDP1 without use_orig_params: one tensor holds many parameters, so it can take
         # their settings only where they all agree (SPEC 3.6). They are decided as a batch of
         # their own, by their names and modules.
@@ -562,11 +582,11 @@ class GroupPlanner:
                 )
         return first, any(freezes for _, freezes in decided)
 
-    def finish(self, root: nn.Module, prefix: str) -> GroupPlan:
+    def finish(self, root: nn.Module) -> GroupPlan:
         """Warn about custom keys that matched nothing and return the plan."""
         if self.rules.custom:
             keys = self.decider.decided_keys
-            _warn_unmatched(root, self.rules.custom, keys, self._names_met(), prefix)
+            _warn_unmatched(root, self.rules.custom, keys, self._names_met(), self._top_level)
         if self.stage is not None:
             self.stage.finish(root)
         return GroupPlan(
@@ -652,7 +672,7 @@ def _warn_unmatched(
     custom: tuple[CustomRule, ...],
     decided_keys: set[str],
     names: Iterable[str],
-    prefix: str,
+    top_level: set[str],
 ) -> None:
     # Only keys that decided nothing need a scan (typos, keys shadowed by longer ones, keys that
     # match frozen parameters or skipped duplicates only), so the walk pays nothing for this.
@@ -660,7 +680,7 @@ def _warn_unmatched(
     if not remaining:
         return
     # Names as the rules match them: f'{prefix}.{name}', so a top-level 'w' is '.w'.
-    match_names = [name if prefix or "." in name else f".{name}" for name in names]
+    match_names = [f".{name}" if name in top_level else name for name in names]
     for key in remaining:
         if any(key in match_name for match_name in match_names):
             continue
@@ -703,4 +723,4 @@ def plan_groups(
     merge = rules.merge_groups if merge_groups is None else merge_groups
     planner = GroupPlanner(rules, merge=merge, explain=explain, root=root, shapes=shapes)
     planner.place_modules(walk_modules(root))
-    return planner.finish(root, "")
+    return planner.finish(root)

@@ -22,7 +22,7 @@ from torch import nn
 from regtree.naming import closest
 
 from ._layer_decay import LayerDecay, resolve_layer_decay
-from ._module_kinds import is_depthwise, module_kind
+from ._module_kinds import module_kind
 from ._optimizer_types import OptimizerInfo
 
 __all__ = [
@@ -76,7 +76,7 @@ class GlobTest:
         elif all(glob.startswith("*") and _is_literal(glob[1:]) for glob in self.globs):
             self._method, self._affixes = str.endswith, tuple(g[1:] for g in self.globs)
         else:
-            self._pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+            self._pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in self.globs))
 
     def column(self, names: list[str]) -> list[bool]:
         """Whether each name matches one of the globs, in order."""
@@ -169,10 +169,15 @@ class RuleSelector:
         self._by_type: dict[type, ModuleFacts] = {}
         self._rules_of: dict[int, tuple[ParamRule, ...]] = {}
 
-    def module_facts(self, module: nn.Module) -> ModuleFacts:
-        """What a ``module`` selector sees in ``module``."""
-        kinds, classes = self._type_facts(type(module))
-        if "conv" in kinds and is_depthwise(module, True):
+    def module_facts(self, module_type: type, depthwise: bool) -> ModuleFacts:
+        """What a ``module`` selector sees in a module of ``module_type``.
+
+        Args:
+            module_type: The module's class.
+            depthwise: Whether the module is a depthwise conv (``is_depthwise``).
+        """
+        kinds, classes = self._type_facts(module_type)
+        if depthwise:
             kinds = kinds | {"dwconv"}
         return kinds, classes
 
