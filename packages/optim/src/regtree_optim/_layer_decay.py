@@ -225,15 +225,11 @@ class LayerScale:
     """One layer of the model: what layer decay gives each parameter in it.
 
     Attributes:
-        layer: The layer id.
-        count: The number of layers.
-        scale: ``max(min_scale, rate ** (count - layer - 1))``.
+        scale: ``max(min_scale, rate ** (num_layers - layer_id - 1))``.
         frozen: Whether the scale is below ``freeze_below``.
-        label: How ``explain`` names it: ``'layer_decay[3/14]'``.
+        label: How ``explain`` names the layer: ``'layer_decay[3/14]'`` (its id and count).
     """
 
-    layer: int
-    count: int
     scale: Any
     frozen: bool
     label: str
@@ -394,7 +390,7 @@ class LayerDepths:
             scale = max(config.min_scale, config.rate ** (count - layer - 1))
             frozen = config.freeze_below is not None and scale < config.freeze_below
             found = self._by_layer[(layer, count)] = LayerScale(
-                layer, count, scale, frozen, f"layer_decay[{layer}/{count}]"
+                scale, frozen, f"layer_decay[{layer}/{count}]"
             )
         return found
 
