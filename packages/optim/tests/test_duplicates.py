@@ -238,3 +238,41 @@ def test_groups_an_add_params_override_appends_hold_earlier_occurrences() -> Non
         "Parameter 'tail.b' is the same tensor as '<a parameter placed earlier>'",
     ]
     assert [len(list(group["params"])) for group in optimizer.param_groups] == [1, 1]
+
+
+def test_every_skipped_duplicate_counts_as_met_for_custom_keys() -> None:
+    # Two tensors skipped as duplicates, after and between placed ones: a key matching only the
+    # second skipped name still matches a name met, so only the key matching nothing warns,
+    # with the whole message and the closest name.
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = nn.Module()
+    model.b.first = model.a.weight
+    model.b.own = nn.Parameter(torch.ones(2))
+    model.b.second = model.a.bias
+    custom = {"b.second": {"lr_mult": 2}, "b.ownn": {"lr_mult": 3}}
+    cfg = {
+        "type": "SGD",
+        "lr": 0.1,
+        "paramwise_cfg": {"bypass_duplicate": True, "custom_keys": custom},
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_optimizer(model, cfg)
+    assert [w.category for w in caught] == [UserWarning] * 3
+    assert str(caught[-1].message) == (
+        "custom_keys key 'b.ownn' matches no parameter of Module: it is a substring of no "
+        "name f'{prefix}.{name}' (the closest name is 'b.own'); it has no effect."
+    )
+
+
+def test_the_shared_parameter_error_says_what_would_work() -> None:
+    with pytest.raises(ValueError, match="same tensor") as raised:
+        build_optimizer(
+            _tied_model(), {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bias_lr_mult": 2}}
+        )
+    assert str(raised.value) == (
+        "Parameter 'decoder.weight' is the same tensor as 'encoder.weight': a parameter may "
+        "belong to one group only. Set paramwise_cfg bypass_duplicate=True to keep the first "
+        "occurrence and skip the later ones."
+    )

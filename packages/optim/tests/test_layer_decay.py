@@ -277,6 +277,29 @@ def test_a_parameter_a_freeze_rule_freezes_is_never_given_to_the_depth_either() 
     DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg)(FrozenStemNet(frozen=False))
 
 
+def test_a_freeze_rule_by_module_name_and_ndim_keeps_its_parameters_from_the_depth() -> None:
+    # No rule selects by name here: which parameters the rule freezes is told by their module,
+    # attribute name and ndim alone.
+    class ConvStem(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Conv1d(1, 1, 1)
+            self.head = nn.Linear(2, 2)
+            self.asked: list[str] = []
+
+        def get_layer_depth(self, name: str) -> tuple[int, int]:
+            self.asked.append(name)
+            return {"head.weight": (0, 2), "head.bias": (0, 2)}[name]
+
+    model = ConvStem()
+    rule = {"module": "conv", "name": ["weight", "bias"], "ndim": [1, 3], "freeze": True}
+    cfg = {"rules": [rule], "layer_decay": {"rate": 0.5}}
+    optimizer = DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg)(model)
+    assert model.asked == ["head.weight", "head.bias"]
+    assert [group["lr"] for group in optimizer.param_groups] == [1.0, 0.5]
+    assert not model.stem.weight.requires_grad
+
+
 def test_each_regex_pair_keeps_its_own_layers_by_capture() -> None:
     # The same captured text under two pairs is two layers: blocks.0 is layer 0, stages.0 is 2.
     model = nn.Module()
