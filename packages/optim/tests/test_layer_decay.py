@@ -226,11 +226,11 @@ def test_parameters_frozen_in_the_model_get_no_layer_decay() -> None:
 
 
 class FrozenStemNet(nn.Module):
-    """A frozen stem and a trained head whose get_layer_depth knows the head's names only."""
+    """A stem (frozen by default) and a head whose get_layer_depth knows the head's names only."""
 
-    def __init__(self, frozen: bool = True) -> None:
+    def __init__(self, frozen: bool = True, stem: nn.Module | None = None) -> None:
         super().__init__()
-        self.stem = nn.Linear(2, 2)
+        self.stem = nn.Linear(2, 2) if stem is None else stem
         self.head = nn.Linear(2, 2)
         self.stem.requires_grad_(not frozen)
         self.asked: list[str] = []
@@ -280,18 +280,7 @@ def test_a_parameter_a_freeze_rule_freezes_is_never_given_to_the_depth_either() 
 def test_a_freeze_rule_by_module_name_and_ndim_keeps_its_parameters_from_the_depth() -> None:
     # No rule selects by name here: which parameters the rule freezes is told by their module,
     # attribute name and ndim alone.
-    class ConvStem(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.stem = nn.Conv1d(1, 1, 1)
-            self.head = nn.Linear(2, 2)
-            self.asked: list[str] = []
-
-        def get_layer_depth(self, name: str) -> tuple[int, int]:
-            self.asked.append(name)
-            return {"head.weight": (0, 2), "head.bias": (0, 2)}[name]
-
-    model = ConvStem()
+    model = FrozenStemNet(frozen=False, stem=nn.Conv1d(1, 1, 1))
     rule = {"module": "conv", "name": ["weight", "bias"], "ndim": [1, 3], "freeze": True}
     cfg = {"rules": [rule], "layer_decay": {"rate": 0.5}}
     optimizer = DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg)(model)

@@ -4,7 +4,8 @@
 ``compose``, the custom key's and then 3.2's rule's), ``m1...`` the ``rules``' in list order and
 ``scale`` the layer decay's; weight decay likewise without the scale, then the model's
 no-weight-decay hooks. What depends on full names is read over all the names of a walk at once
-(:meth:`RuleStage.name_columns`); the rest is decided once per distinct combination.
+(:meth:`RuleStage.rule_columns`, :meth:`RuleStage.layer_column`); the rest is decided once per
+distinct combination.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ class RuleStage:
     """The ``rules``, layer decay and model hooks of one call, for one model.
 
     What depends on a parameter's full name is computed for all the names of a walk at once
-    (:meth:`name_columns`); :meth:`refine` then applies a parameter's columns, with its
+    (:meth:`rule_columns`, :meth:`layer_column`, the hooks' reasons); :meth:`refine` then
+    applies a parameter's entries, with its
     module's facts, to its 3.2 decision.
 
     Args:
@@ -158,8 +160,7 @@ class RuleStage:
         self, facts: ModuleFacts | None, name: str, ndim: int, hits: tuple[bool, ...]
     ) -> bool:
         """Whether a ``freeze: true`` rule selects one parameter (arguments as :meth:`refine`)."""
-        if self.selector is None:
-            return False
+        assert self.selector is not None  # only asked where a rule freezes
         selected = self._selection(facts, name, ndim, hits)
         return any(rule.freeze for rule in self.selector.rules_of(selected))
 

@@ -67,16 +67,15 @@ class GlobTest:
     """
 
     def __init__(self, globs: Sequence[str]) -> None:
-        self.globs = tuple(globs)
         self._method: Callable[[str, tuple[str, ...]], bool] | None = None
         self._affixes: tuple[str, ...] = ()
         self._pattern: re.Pattern[str] | None = None
-        if all(glob.endswith("*") and _is_literal(glob[:-1]) for glob in self.globs):
-            self._method, self._affixes = str.startswith, tuple(g[:-1] for g in self.globs)
-        elif all(glob.startswith("*") and _is_literal(glob[1:]) for glob in self.globs):
-            self._method, self._affixes = str.endswith, tuple(g[1:] for g in self.globs)
+        if all(glob.endswith("*") and _is_literal(glob[:-1]) for glob in globs):
+            self._method, self._affixes = str.startswith, tuple(g[:-1] for g in globs)
+        elif all(glob.startswith("*") and _is_literal(glob[1:]) for glob in globs):
+            self._method, self._affixes = str.endswith, tuple(g[1:] for g in globs)
         else:
-            self._pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in self.globs))
+            self._pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
 
     def column(self, names: list[str]) -> list[bool]:
         """Whether each name matches one of the globs, in order."""
