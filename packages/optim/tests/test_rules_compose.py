@@ -199,6 +199,23 @@ ALL = {name for name, _ in KindsModel().named_parameters()}
             },
         ),
         ({"module": "norm", "name": "weight", "exclude": "*.bn.*"}, {"backbone.norm.weight"}),
+        # The three name tests of one rule, each able to rule a name out.
+        (
+            {"match": "backbone.*", "regex": r"\.bias$", "exclude": "*.bn.*"},
+            {"backbone.conv.bias", "backbone.norm.bias"},
+        ),
+        (
+            {"match": "*.bias", "regex": "^backbone"},
+            {"backbone.conv.bias", "backbone.bn.bias", "backbone.norm.bias"},
+        ),
+        (
+            {"regex": r"\.weight$", "exclude": ["backbone.*", "*.emb.*"]},
+            {
+                "head.fc.weight",
+                "head.dcn.weight",
+                "head.bag.weight",
+            },
+        ),
         (
             {
                 "regex": "^head",

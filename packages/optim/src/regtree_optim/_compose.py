@@ -11,8 +11,9 @@ distinct combination.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Sequence
-from typing import Any, Final, NamedTuple
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from torch import nn
 
@@ -22,7 +23,7 @@ from ._paramwise import Decision, ParamwiseRules
 from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
-__all__ = ["Decided", "RuleStage", "compose_decisions", "product"]
+__all__ = ["Decided", "Prepared", "RuleStage", "compose_decisions", "product"]
 
 _DEFAULT_RULE: Final[str] = "default"
 
@@ -64,18 +65,32 @@ def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules
     )
 
 
-class _Partial(NamedTuple):
-    """A 3.2 decision with the selected rules applied, before layer decay and hooks."""
-
-    settings: dict[str, Any]
-    lr_factors: tuple[Any, ...]
-    decay_factors: tuple[Any, ...]
-    labels: tuple[str, ...]
-    route: str | None
-
-
 # A decision, and whether the parameter is to be frozen (SPEC 3.3's freeze, freeze_below).
 Decided = tuple[Decision, bool]
+
+
+# eq=False: one object per (3.2 decision, rules selected), hashed by identity, so it is a cheap
+# part of the key that layer decay and the hooks are applied under.
+@dataclass(frozen=True, slots=True, eq=False)
+class Prepared:
+    """A parameter's decision up to layer decay and the hooks (:meth:`RuleStage.prepare`).
+
+    Attributes:
+        final: The whole decision where nothing later applies (a parameter frozen in the model
+            or by a ``freeze`` rule), else None.
+        settings: 3.2's settings with the selected rules applied.
+        lr_factors: The lr multipliers so far, in order.
+        decay_factors: The weight-decay multipliers so far, in order.
+        labels: What decided so far, as ``explain`` names it.
+        route: The sub-optimizer, or None.
+    """
+
+    final: Decided | None
+    settings: dict[str, Any] = field(default_factory=dict)
+    lr_factors: tuple[Any, ...] = ()
+    decay_factors: tuple[Any, ...] = ()
+    labels: tuple[str, ...] = ()
+    route: str | None = None
 
 
 class RuleStage:
@@ -117,14 +132,15 @@ class RuleStage:
         hooks = NoDecayHooks(model) if composition.model_hooks else None
         self.hooks = hooks if hooks else None
         self._rules = rules
-        # (3.2 decision, rules selected, layer, hook) -> (decision, freezes): keys of the
-        # planner that differ only in what no rule reads (an owner, an attribute name) share
-        # one Decision, and so one group without a second lookup by settings.
-        self._cache: dict[Hashable, Decided] = {}
+        # (prepared, layer, hook) -> (decision, freezes): keys of the planner that differ only
+        # in what no rule reads (an owner, an attribute name) share one Decision, and so one
+        # group without a second lookup by settings.
+        self._cache: dict[tuple[Prepared, LayerScale | None, str | None], Decided] = {}
         # Whether any rule freezes what it selects (then layer decay must ask which).
         self.freezes = any(rule.freeze for rule in composition.rules)
         self._selections: dict[tuple[ModuleFacts, str, int, tuple[bool, ...]], int] = {}
-        self._partials: dict[tuple[Decision, tuple[ParamRule, ...]], _Partial] = {}
+        # (3.2 decision, rules selected) -> what prepare() gives for them.
+        self._prepared: dict[tuple[Decision, int], Prepared] = {}
 
     def module_facts(self, module_type: type, depthwise: bool) -> ModuleFacts | None:
         """What the rules' ``module`` selectors see in a module (None: no rules)."""
@@ -133,7 +149,7 @@ class RuleStage:
         return self.selector.module_facts(module_type, depthwise)
 
     def rule_columns(self, names: list[str]) -> list[list[bool]]:
-        """One column per rule with name selectors: where they hold over the full names."""
+        """The rules' name tests over the full names, a column each (see ``RuleSelector``)."""
         return [] if self.selector is None else self.selector.name_columns(names)
 
     def layer_column(self, names: list[str], decayed: list[bool]) -> Sequence[LayerScale | None]:
@@ -178,17 +194,18 @@ class RuleStage:
             self.selector.mark_used(found)
         return found
 
-    def refine(
+    def prepare(
         self,
         decision: Decision,
         facts: ModuleFacts | None,
         name: str,
         ndim: int,
         hits: tuple[bool, ...],
-        layer: LayerScale | None,
-        hook: str | None,
-    ) -> Decided:
-        """Apply the rules, the layer decay and the hooks to one parameter's 3.2 decision.
+    ) -> Prepared:
+        """Apply the selected rules to one parameter's 3.2 decision: all but layer and hook.
+
+        Equal 3.2 decisions with equal rules selected give one object (8 of the 1,010 keys of
+        the benchmark's five-rules row), which :meth:`refine` completes once per layer.
 
         Args:
             decision: What SPEC 3.2 decided.
@@ -197,6 +214,21 @@ class RuleStage:
             ndim: Its number of dimensions (the original one where sharding changed it); any
                 value where :attr:`reads_ndim` is false.
             hits: Its entry in each of :meth:`rule_columns`.
+        """
+        selector = self.selector
+        selected = 0 if selector is None else self._selection(facts, name, ndim, hits)
+        key = (decision, selected)
+        found = self._prepared.get(key)
+        if found is None:
+            rules = () if selector is None else selector.rules_of(selected)
+            found = self._prepared[key] = self._after_rules(decision, rules)
+        return found
+
+    def refine(self, prepared: Prepared, layer: LayerScale | None, hook: str | None) -> Decided:
+        """Complete a :meth:`prepare` result with the parameter's layer and hook.
+
+        Args:
+            prepared: What :meth:`prepare` gave.
             layer: Its entry of :meth:`layer_column`.
             hook: Its hook's reason for no weight decay (``NoDecayHooks.reasons``).
 
@@ -204,46 +236,31 @@ class RuleStage:
             The decision, and whether the parameter is to be frozen (``freeze``,
             ``freeze_below``).
         """
-        selector = self.selector
-        selected = 0 if selector is None else self._selection(facts, name, ndim, hits)
-        # Frozen in the model: no rule, hook or layer decay applies (the rules did select it).
-        if decision is self._frozen_decision:
-            return decision, False
-        key = (decision, selected, layer, hook)
+        if prepared.final is not None:
+            return prepared.final
+        key = (prepared, layer, hook)
         found = self._cache.get(key)
         if found is None:
-            rules = () if selector is None else selector.rules_of(selected)
-            found = self._cache[key] = self._resolve(decision, rules, layer, hook)
+            if layer is not None and layer.frozen:
+                assert self.depths is not None
+                below = self.depths.config.freeze_below
+                why = f"frozen by {layer.label} (scale {layer.scale} < freeze_below {below})"
+                found = self._frozen(why), True
+            else:
+                found = self._combine(prepared, layer, hook), False
+            self._cache[key] = found
         return found
-
-    def _resolve(
-        self,
-        decision: Decision,
-        selected: tuple[ParamRule, ...],
-        layer: LayerScale | None,
-        hook: str | None,
-    ) -> Decided:
-        # The decision, and whether it freezes the parameter.
-        for rule in selected:
-            if rule.freeze:
-                return self._frozen(f"frozen by {rule.label} (freeze: true)"), True
-        if layer is not None and layer.frozen:
-            assert self.depths is not None
-            below = self.depths.config.freeze_below
-            why = f"frozen by {layer.label} (scale {layer.scale} < freeze_below {below})"
-            return self._frozen(why), True
-        return self._combine(decision, selected, layer, hook), False
 
     def _frozen(self, why: str) -> Decision:
         return self._rules.decision(self._rules.base_settings(), why)
 
-    def _after_rules(self, decision: Decision, selected: tuple[ParamRule, ...]) -> _Partial:
-        # The rules' part of a combination, shared by every layer it meets: 805 combinations
-        # of 10,000 tensors come from 8 of these.
-        key = (decision, selected)
-        found = self._partials.get(key)
-        if found is not None:
-            return found
+    def _after_rules(self, decision: Decision, selected: tuple[ParamRule, ...]) -> Prepared:
+        # Frozen in the model: no rule, hook or layer decay applies (the rules did select it).
+        if decision is self._frozen_decision:
+            return Prepared((decision, False))
+        for rule in selected:
+            if rule.freeze:
+                return Prepared((self._frozen(f"frozen by {rule.label} (freeze: true)"), True))
         settings = dict(decision.settings)
         lr_factors = list(decision.lr_factors)
         decay_factors = list(decision.decay_factors)
@@ -261,23 +278,15 @@ class RuleStage:
             if rule.optimizer is not None:
                 route = rule.optimizer
             labels.append(rule.label)
-        found = self._partials[key] = _Partial(
-            settings, tuple(lr_factors), tuple(decay_factors), tuple(labels), route
+        return Prepared(
+            None, settings, tuple(lr_factors), tuple(decay_factors), tuple(labels), route
         )
-        return found
 
-    def _combine(
-        self,
-        decision: Decision,
-        selected: tuple[ParamRule, ...],
-        layer: LayerScale | None,
-        hook: str | None,
-    ) -> Decision:
-        partial = self._after_rules(decision, selected)
-        settings = dict(partial.settings)
-        lr_factors = partial.lr_factors
-        decay_factors = partial.decay_factors
-        labels = partial.labels
+    def _combine(self, prepared: Prepared, layer: LayerScale | None, hook: str | None) -> Decision:
+        settings = dict(prepared.settings)
+        lr_factors = prepared.lr_factors
+        decay_factors = prepared.decay_factors
+        labels = prepared.labels
         if layer is not None:
             settings["lr"] = settings["lr"] * layer.scale
             lr_factors += (layer.scale,)
@@ -292,7 +301,7 @@ class RuleStage:
             ", ".join(labels) or _DEFAULT_RULE,
             lr_factors=lr_factors,
             decay_factors=decay_factors,
-            route=partial.route,
+            route=prepared.route,
         )
 
     def finish(self, root: nn.Module) -> None:

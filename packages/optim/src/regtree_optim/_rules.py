@@ -11,9 +11,8 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import numbers
-import operator
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -131,6 +130,37 @@ class ParamRule:
         """Whether the full name takes part (``match``, ``regex`` or ``exclude``)."""
         return self.match is not None or self.exclude is not None or self.regex is not None
 
+    def name_columns(self, names: list[str]) -> list[list[bool]]:
+        """Each name test's result over all the names: ``match``, ``exclude``, ``regex``.
+
+        Only those given, in that order; an ``exclude`` column says where its globs match
+        (:meth:`selects_names` turns it round). Each test is mapped over all the names at once,
+        with no Python call per name; combining them is left to :meth:`selects_names`, once
+        per distinct combination rather than once per name.
+        """
+        columns: list[list[bool]] = []
+        if self.match is not None:
+            columns.append(self.match.column(names))
+        if self.exclude is not None:
+            columns.append(self.exclude.column(names))
+        if self.regex is not None:
+            columns.append(list(map(bool, map(self.regex.search, names))))
+        return columns
+
+    def selects_names(self, hits: Iterator[bool]) -> bool:
+        """Whether the name selectors hold, from the next entries of :meth:`name_columns`.
+
+        Takes one entry per column the rule has, whatever the outcome.
+        """
+        holds = True
+        if self.match is not None:
+            holds = next(hits)
+        if self.exclude is not None:
+            holds = not next(hits) and holds
+        if self.regex is not None:
+            holds = next(hits) and holds
+        return holds
+
     def selects_facts(
         self, kinds: frozenset[str], classes: frozenset[str], name: str, ndim: int
     ) -> bool:
@@ -162,7 +192,7 @@ class RuleSelector:
     def __init__(self, rules: Sequence[ParamRule]) -> None:
         self.rules = tuple(rules)
         self.used: set[int] = set()
-        # The rules with name selectors, in list order: one column of hits each.
+        # The rules with name selectors, in list order: a column per name test each.
         self._named = tuple(rule for rule in self.rules if rule.selects_by_name)
         # Per call, not global: register_norm_type may change what a type is between calls.
         self._by_type: dict[type, ModuleFacts] = {}
@@ -201,24 +231,8 @@ class RuleSelector:
         return found
 
     def name_columns(self, names: list[str]) -> list[list[bool]]:
-        """One column per rule with name selectors, in list order: where they hold.
-
-        Each pattern is mapped over all the names at once, with no Python call per name.
-        """
-        columns: list[list[bool]] = []
-        for rule in self._named:
-            tests: list[list[bool]] = []
-            if rule.match is not None:
-                tests.append(rule.match.column(names))
-            if rule.exclude is not None:
-                tests.append(list(map(operator.not_, rule.exclude.column(names))))
-            if rule.regex is not None:
-                tests.append(list(map(bool, map(rule.regex.search, names))))
-            holds = tests[0]  # a rule in _named has at least one
-            for test in tests[1:]:
-                holds = list(map(operator.and_, holds, test))
-            columns.append(holds)
-        return columns
+        """The columns of every rule's name tests (:meth:`ParamRule.name_columns`), in order."""
+        return [column for rule in self._named for column in rule.name_columns(names)]
 
     def select(self, facts: ModuleFacts, name: str, ndim: int, hits: tuple[bool, ...]) -> int:
         """The rules that select one parameter, as bits (see :meth:`rules_of`).
@@ -231,10 +245,10 @@ class RuleSelector:
             hits: Its entry in each of :meth:`name_columns`.
         """
         kinds, classes = facts
-        named = iter(hits)
+        tests = iter(hits)
         selected = 0
         for position, rule in enumerate(self.rules):
-            by_name = next(named) if rule.selects_by_name else True
+            by_name = rule.selects_names(tests) if rule.selects_by_name else True
             if by_name and rule.selects_facts(kinds, classes, name, ndim):
                 selected |= 1 << position
         return selected
