@@ -97,9 +97,9 @@ class RuleStage:
     """The ``rules``, layer decay and model hooks of one call, for one model.
 
     What depends on a parameter's full name is computed for all the names of a walk at once
-    (:meth:`rule_columns`, :meth:`layer_column`, the hooks' reasons); :meth:`refine` then
-    applies a parameter's entries, with its
-    module's facts, to its 3.2 decision.
+    (:meth:`rule_columns`, :meth:`layer_column`, the hooks' reasons). A parameter's 3.2
+    decision then takes the rules it selects (:meth:`prepare`, once per decision and selection)
+    and its layer and hook (:meth:`refine`, once per layer and hook of each).
 
     Args:
         composition: The validated SPEC 3.3 keys.
