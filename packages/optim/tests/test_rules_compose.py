@@ -111,6 +111,16 @@ def test_rules_multiply_in_list_order_after_the_builtin_multiplier() -> None:
     assert (untouched.lr_mult, untouched.decay_mult) == (1.0, 1.0)
 
 
+def test_flat_decay_mult_still_tells_1d_parameters_apart_beneath_the_rules() -> None:
+    # 3.2's flat_decay_mult reads each parameter's ndim; a rule on top must not hide it.
+    rows = _rows({"flat_decay_mult": 0.5, "rules": [{"match": "*", "lr_mult": 2.0}]})
+    scale = rows["scale"]  # 1-D, in no norm layer and not a bias
+    assert (scale.lr, scale.weight_decay) == (LR * 2.0, WD * 0.5)
+    assert scale.rule == "flat_decay_mult, rules[0]"
+    weight = rows["head.fc.weight"]
+    assert (weight.lr, weight.weight_decay, weight.rule) == (LR * 2.0, WD, "rules[0]")
+
+
 def test_an_option_set_by_a_later_rule_wins() -> None:
     model = KindsModel()
     optimizer = build_optimizer(
