@@ -122,7 +122,7 @@ class RuleStage:
         self.composition = composition
         self.selector = RuleSelector(composition.rules) if composition.rules else None
         self._frozen_decision = frozen
-        # Whether refine() needs the parameter's true ndim (an ndim selector); else any value.
+        # Whether prepare() needs the parameter's true ndim (an ndim selector); else any value.
         self.reads_ndim = any(rule.ndim is not None for rule in composition.rules)
         self.depths = (
             LayerDepths(composition.layer_decay, model)
@@ -175,7 +175,7 @@ class RuleStage:
     def frozen_by_rules(
         self, facts: ModuleFacts | None, name: str, ndim: int, hits: tuple[bool, ...]
     ) -> bool:
-        """Whether a ``freeze: true`` rule selects one parameter (arguments as :meth:`refine`)."""
+        """Whether a ``freeze: true`` rule selects one parameter (arguments as :meth:`prepare`)."""
         assert self.selector is not None  # only asked where a rule freezes
         selected = self._selection(facts, name, ndim, hits)
         return any(rule.freeze for rule in self.selector.rules_of(selected))
@@ -183,8 +183,9 @@ class RuleStage:
     def _selection(
         self, facts: ModuleFacts | None, name: str, ndim: int, hits: tuple[bool, ...]
     ) -> int:
-        # The rules selecting a parameter, as bits; few combinations of these (18 of the 1,010
-        # keys of the five-rules row), each marked used once.
+        # The rules selecting a parameter, as bits; few combinations of these (20 for the 1,010
+        # keys of the five-rules row), each marked used once. The planner asks once per key
+        # less its layer and hook; frozen_by_rules asks per parameter, so this cache serves it.
         assert self.selector is not None
         assert facts is not None
         found = self._selections.get((facts, name, ndim, hits))
@@ -204,8 +205,8 @@ class RuleStage:
     ) -> Prepared:
         """Apply the selected rules to one parameter's 3.2 decision: all but layer and hook.
 
-        Equal 3.2 decisions with equal rules selected give one object (8 of the 1,010 keys of
-        the benchmark's five-rules row), which :meth:`refine` completes once per layer.
+        Equal 3.2 decisions with equal rules selected give one object (13 for the 1,010 keys of
+        the benchmark's five-rules row), which :meth:`refine` completes once per layer and hook.
 
         Args:
             decision: What SPEC 3.2 decided.
@@ -255,12 +256,14 @@ class RuleStage:
         return self._rules.decision(self._rules.base_settings(), why)
 
     def _after_rules(self, decision: Decision, selected: tuple[ParamRule, ...]) -> Prepared:
-        # Frozen in the model: no rule, hook or layer decay applies (the rules did select it).
+        # Frozen in the model: no rule, hook or layer decay applies (the rules did select it),
+        # and there is nothing to freeze.
         if decision is self._frozen_decision:
-            return Prepared((decision, False))
+            return Prepared(final=(decision, False))
         for rule in selected:
-            if rule.freeze:
-                return Prepared((self._frozen(f"frozen by {rule.label} (freeze: true)"), True))
+            if rule.freeze:  # frozen by the rule: the constructor sets requires_grad=False
+                frozen = self._frozen(f"frozen by {rule.label} (freeze: true)")
+                return Prepared(final=(frozen, True))
         settings = dict(decision.settings)
         lr_factors = list(decision.lr_factors)
         decay_factors = list(decision.decay_factors)

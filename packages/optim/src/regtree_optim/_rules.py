@@ -136,7 +136,8 @@ class ParamRule:
         Only those given, in that order; an ``exclude`` column says where its globs match
         (:meth:`selects_names` turns it round). Each test is mapped over all the names at once,
         with no Python call per name; combining them is left to :meth:`selects_names`, once
-        per distinct combination rather than once per name.
+        per distinct combination rather than once per name. (Names a rule's ``match`` fails may
+        still differ in its ``exclude``: more distinct keys, never more decisions or groups.)
         """
         columns: list[list[bool]] = []
         if self.match is not None:
