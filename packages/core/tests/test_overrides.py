@@ -57,6 +57,24 @@ def test_values_are_flow_values(path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("[ ]", []),
+        ("[1.5, yes, null, ~, 0x1f]", [1.5, "yes", None, None, 31]),
+        ("[1, 2,]", [1, 2]),
+        ("[a: 1]", [{"a": 1}]),
+        ("[http://x, 'b']", ["http://x", "b"]),
+        ('"a\\"b"', 'a"b'),
+        ('"[1, 2]"', "[1, 2]"),
+        ("'a \\ b'", "a \\ b"),
+        ("  'q'  ", "q"),
+    ],
+)
+def test_quoted_strings_and_lists_read_as_flow_values(path: Path, text: str, value: object) -> None:
+    assert load_config(path, [f"+v={text}"])["v"] == value
+
+
 def test_an_integer_part_indexes_a_list(path: Path) -> None:
     cfg = load_config(path, ["model.heads.1.num_classes=3", "model.heads.-2.num_classes=9"])
     assert cfg["model"]["heads"] == [{"num_classes": 9}, {"num_classes": 3}]

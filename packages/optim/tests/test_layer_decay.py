@@ -273,8 +273,17 @@ def test_a_parameter_a_freeze_rule_freezes_is_never_given_to_the_depth_either() 
         (["head.weight", "head.bias"], 0.5),
     ]
     assert not model.stem.weight.requires_grad
+    # A regex layer id out of range on the names the rule freezes is no error either.
     cfg["layer_decay"] = {"rate": 0.5, "depth": [[r"stem\.", 5]], "num_layers": 2}
-    DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg)(FrozenStemNet(frozen=False))
+    rows = DefaultOptimizerConstructor({"type": "SGD", "lr": 1.0}, cfg).explain(
+        FrozenStemNet(frozen=False)
+    )
+    assert [(row.name, row.lr, row.rule) for row in rows] == [
+        ("stem.weight", 1.0, "frozen by rules[0] (freeze: true)"),
+        ("stem.bias", 1.0, "frozen by rules[0] (freeze: true)"),
+        ("head.weight", 1.0, "layer_decay[1/2]"),
+        ("head.bias", 1.0, "layer_decay[1/2]"),
+    ]
 
 
 def test_a_freeze_rule_by_module_name_and_ndim_keeps_its_parameters_from_the_depth() -> None:
