@@ -119,7 +119,6 @@ class RuleStage:
         rules: ParamwiseRules,
         frozen: Decision,
     ) -> None:
-        self.composition = composition
         self.selector = RuleSelector(composition.rules) if composition.rules else None
         self._frozen_decision = frozen
         # Whether prepare() needs the parameter's true ndim (an ndim selector); else any value.
