@@ -76,6 +76,42 @@ def test_explain_trains_nothing() -> None:
         assert torch.equal(buffer, buffers[name]), name
 
 
+@pytest.mark.parametrize(
+    "freezing",
+    [
+        {"rules": [{"match": "0.*", "freeze": True}]},
+        {
+            "layer_decay": {
+                "rate": 0.5,
+                "depth": [[r"(\d)\.", 0]],
+                "num_layers": 3,
+                "freeze_below": 0.3,
+            }
+        },
+    ],
+    ids=["freeze rule", "freeze_below"],
+)
+def test_explain_freezes_nothing_and_gives_the_unscheduled_rows(freezing: dict[str, Any]) -> None:
+    # Building the optimizer to step its schedule must not leave the model frozen, nor change
+    # the rows (a parameter the build froze would read as frozen in the model).
+    model = _model()
+    plain = _constructor(**freezing).explain(model)
+    rows = _constructor(**freezing).explain(model, scheduler=SCHEDULE, at=[0, 300])
+    assert all(param.requires_grad for param in model.parameters())
+    assert [(row.name, row.rule, row.lr) for row in rows] == [
+        (row.name, row.rule, row.lr) for row in plain
+    ]
+    assert any("frozen by" in row.rule for row in rows)
+
+
+def test_a_schedule_that_fails_to_build_leaves_the_model_unfrozen() -> None:
+    model = _model()
+    constructor = _constructor(rules=[{"match": "0.*", "freeze": True}])
+    with pytest.raises(TypeError, match=r"step_siz"):
+        constructor.explain(model, scheduler={"type": "StepLR", "step_siz": 3}, at=[1])
+    assert all(param.requires_grad for param in model.parameters())
+
+
 def test_the_table_prints_one_column_per_step() -> None:
     rows = _constructor().explain(_model(), scheduler=SCHEDULE, at=[0, 300, -1])
     header, _, *lines = str(rows).splitlines()

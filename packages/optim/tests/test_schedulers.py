@@ -201,6 +201,45 @@ def test_bad_configs_are_refused_with_what_would_work(
         build_scheduler(_optimizer(), cfg)
 
 
+@pytest.mark.parametrize(
+    ("cfg", "match"),
+    [
+        (
+            [
+                {"type": "LinearLR", "start_factor": 0.1, "end": 5},
+                {"type": "CosineAnnealingLR", "end": 10, "bogus": 1},
+            ],
+            r"bogus",
+        ),
+        (
+            [{"type": "LinearLR", "start_factor": 0.1, "end": 5}, {"type": "NoSuchLR"}],
+            r"'NoSuchLR' is not registered",
+        ),
+        (
+            {
+                "type": "SequentialLR",
+                "schedulers": [
+                    {"type": "LinearLR", "start_factor": 0.1, "total_iters": 2},
+                    {"type": "StepLR"},
+                ],
+                "milestones": [2],
+            },
+            r"step_size",
+        ),
+    ],
+    ids=["bad keyword in phase 2", "unknown type in phase 2", "nested scheduler"],
+)
+def test_a_scheduler_that_fails_to_build_leaves_the_optimizer_as_it_was(
+    cfg: Any, match: str
+) -> None:
+    # The schedulers built before the failing one had set every group's lr and initial_lr.
+    optimizer = _optimizer()
+    before = [dict(group) for group in optimizer.param_groups]
+    with pytest.raises(Exception, match=match):
+        build_scheduler(optimizer, cfg)
+    assert [dict(group) for group in optimizer.param_groups] == before
+
+
 def test_sequential_lr_builds_its_scheduler_configs_first() -> None:
     cfg = {
         "type": "SequentialLR",

@@ -337,7 +337,15 @@ class DefaultOptimizerConstructor:
         lr_at: dict[str, dict[int, Any]] = {}
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is built
-            lr_at = lr_at_by_name(self(model), scheduler, at)
+            # The optimizer is built only to step its schedule: what building freezes (freeze,
+            # freeze_below) is given back, so explain leaves the model as it found it, whether
+            # the schedule builds or not, and its rows are those of an unscheduled explain.
+            trained = [(param, param.requires_grad) for param in model.parameters()]
+            try:
+                lr_at = lr_at_by_name(self(model), scheduler, at)
+            finally:
+                for param, requires_grad in trained:
+                    param.requires_grad_(requires_grad)
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)

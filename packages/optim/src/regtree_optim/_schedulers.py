@@ -408,12 +408,21 @@ def build_scheduler(
     """
     schedule = plan_schedule(cfg)
     phases = [copy.copy(phase) for phase in schedule.phases]
-    schedulers = [_build_one(optimizer, phase) for phase in phases]
-    if len(schedulers) == 1:
-        return schedulers[0]
-    return torch_schedulers.SequentialLR(
-        optimizer, schedulers=schedulers, milestones=list(schedule.begins[1:])
-    )
+    # Each scheduler sets the groups' lr (and initial_lr, a cyclic one momentum) as it is built:
+    # where a later one fails, they are given back, so a bad config leaves the optimizer as it was.
+    before = [dict(group) for group in optimizer.param_groups]
+    try:
+        schedulers = [_build_one(optimizer, phase) for phase in phases]
+        if len(schedulers) == 1:
+            return schedulers[0]
+        return torch_schedulers.SequentialLR(
+            optimizer, schedulers=schedulers, milestones=list(schedule.begins[1:])
+        )
+    except Exception:
+        for group, settings in zip(optimizer.param_groups, before, strict=True):
+            group.clear()
+            group.update(settings)
+        raise
 
 
 # -- explain's lr columns ----------------------------------------------------------------------
