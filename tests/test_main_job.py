@@ -32,7 +32,9 @@ def test_main_job_trains_checkpoints_and_resumes(repo_root: Path, tmp_path: Path
     assert result.returncode == 0, result.stdout + result.stderr
     assert "resumed from step 4" in result.stdout
     assert "into 5 merged groups, by parameter name" in result.stdout
-    assert "0 new, starting fresh; 0 dropped" in result.stdout
+    # The 14 frozen tensors (the backbone's norms) never took a step: no saved state, so new.
+    assert "loaded by name: 23 parameters; 14 new, starting fresh (" in result.stdout
+    assert "; 0 dropped" in result.stdout
     assert "the resumed run and the uninterrupted one are equal" in result.stdout
     assert "lr@0" in result.stdout  # the schedule, shown before training
     checkpoint = torch.load(work_dir / "checkpoint.pth", weights_only=True)

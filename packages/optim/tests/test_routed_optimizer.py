@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from regtree_optim import OPTIMIZERS, RoutedOptimizer, build_optimizer
+from regtree_optim import OPTIMIZERS, RoutedOptimizer, build_optimizer, load_state_dict_by_name
 
 MUON_LR = 0.02
 MUON_WD = 0.01
@@ -182,6 +182,25 @@ def test_load_state_dict_of_another_layout_is_refused_before_anything_changes() 
     assert after["param_groups"] == before["param_groups"]
 
 
+def test_a_parameter_routed_elsewhere_starts_fresh_by_name() -> None:
+    # Both blocks' weights were Muon's; now block 1's go to AdamW, whose state Muon's momentum
+    # cannot seed: they start fresh, the rest load.
+    model = _model()
+    saved = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    _train(model, saved, steps=2)
+    rerouted = [{**ROUTE_BLOCK_WEIGHTS[0], "match": "blocks.0.*.weight"}, ROUTE_BLOCK_WEIGHTS[1]]
+    fresh_model = _model()
+    optimizer = build_optimizer(fresh_model, _cfg(rerouted))
+    report = load_state_dict_by_name(optimizer, copy.deepcopy(saved.state_dict()))
+    assert report.new == ["blocks.1.attn.weight", "blocks.1.mlp.weight"]
+    assert "blocks.0.attn.weight" in report.loaded
+    assert report.dropped == []
+    params = dict(fresh_model.named_parameters())
+    assert not optimizer.state.get(params["blocks.1.mlp.weight"])
+    assert "momentum_buffer" in optimizer.state[params["blocks.0.mlp.weight"]]
+    _train(fresh_model, optimizer, steps=1)
+
+
 def test_one_scheduler_drives_every_group() -> None:
     model = _model()
     optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
@@ -278,3 +297,12 @@ def test_bad_routes_and_configs_name_the_problem() -> None:
             optimizers={"a": {"type": "SGD", "lr": 0.1}, "b": {"type": "SGD", "lr": 0.1}},
             default="b",
         )
+
+
+def test_a_bad_option_of_a_sub_optimizer_names_that_sub_optimizer() -> None:
+    cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    cfg["optimizers"]["muon"]["lr"] = "0.02"
+    with pytest.raises(
+        TypeError, match=r"optimizer_cfg\['optimizers'\]\['muon'\]\['lr'\] must be a real number"
+    ):
+        build_optimizer(_model(), cfg)

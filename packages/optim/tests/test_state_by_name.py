@@ -185,7 +185,7 @@ def test_new_and_dropped_parameters_appear_in_the_report() -> None:
     assert report.dropped == ["2.bias", "2.weight"]
     assert report.with_state == 4
     assert str(report) == (
-        "optimizer state loaded by name: 4 parameters (4 with saved state); "
+        "optimizer state loaded by name: 4 parameters; "
         "2 new, starting fresh (out.bias, out.weight); 2 dropped (2.bias, 2.weight)"
     )
     params = dict(model.named_parameters())
@@ -215,6 +215,42 @@ def test_a_shape_change_is_a_value_error_before_anything_changes() -> None:
     for index, state in before["state"].items():
         for key, value in state.items():
             assert torch.equal(after["state"][index][key], value)
+
+
+def test_a_parameter_saved_without_state_is_new_not_loaded() -> None:
+    # Frozen while it was saved: named in the state dict, but it never took a step.
+    model = _model()
+    model[0].bias.requires_grad_(False)
+    saved = build_optimizer(model, _cfg("AdamW"))
+    _train(model, saved, first=0, steps=2)
+    optimizer = build_optimizer(_model(), _cfg("AdamW"))
+    report = load_state_dict_by_name(optimizer, _saved(saved.state_dict()))
+    assert report.new == ["0.bias"]
+    assert "0.bias" not in report.loaded
+    assert report.with_state == len(report.loaded) == 5
+    assert report.dropped == []
+
+
+def test_state_of_another_optimizer_type_is_a_value_error_and_changes_nothing() -> None:
+    _, saved = _trained(_cfg("SGD"))
+    model = _model()
+    optimizer = build_optimizer(model, _cfg("AdamW"))
+    _train(model, optimizer, first=10, steps=1)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(
+        ValueError,
+        match=r"saved per-parameter state \(entries momentum_buffer\) does not fit AdamW, which "
+        r"failed to load it \(KeyError: 'step'\); the optimizer is unchanged",
+    ):
+        load_state_dict_by_name(optimizer, _saved(saved.state_dict()))
+    after = optimizer.state_dict()
+    assert after["param_groups"] == before["param_groups"]
+    assert after["state"].keys() == before["state"].keys()
+    for index, state in before["state"].items():
+        assert after["state"][index].keys() == state.keys()
+        for key, value in state.items():
+            assert torch.equal(after["state"][index][key], value)
+    _train(model, optimizer, first=11, steps=1)  # and it still steps
 
 
 def test_a_state_dict_without_param_names_is_a_value_error_saying_so() -> None:

@@ -473,10 +473,23 @@ def _resolve_custom(
     return tuple(rules)
 
 
-def _check_optimizer_cfg(optimizer_cfg: Mapping[str, Any], info: OptimizerInfo) -> None:
+def check_optimizer_cfg(
+    optimizer_cfg: Mapping[str, Any], info: OptimizerInfo, where: str = "optimizer_cfg"
+) -> None:
+    """Check an optimizer config's options against what the optimizer accepts (SPEC 3.1, 5.4).
+
+    Args:
+        optimizer_cfg: The config, ``type`` included.
+        info: What the optimizer accepts.
+        where: How messages name the config (a RoutedOptimizer's sub-optimizer's is nested).
+
+    Raises:
+        TypeError: an lr or weight decay that is not a real number or a 0-dim tensor, or an
+            option that does not fit the optimizer's annotation of it.
+    """
     for option, value in optimizer_cfg.items():
         if option != "type" and isinstance(option, str):
-            _check_option(info, option, value, "optimizer_cfg")
+            _check_option(info, option, value, where)
 
 
 def _check_values(paramwise_cfg: Mapping[str, Any]) -> str:
@@ -530,7 +543,7 @@ def resolve_rules(
     """
     warned = set() if warned is None else warned
     _check_unknown_keys(paramwise_cfg, declared_keys, owner, strict, warned)
-    _check_optimizer_cfg(optimizer_cfg, optimizer)
+    check_optimizer_cfg(optimizer_cfg, optimizer)
     base_lr = optimizer_cfg.get("lr")
     base_wd = optimizer_cfg.get("weight_decay")
     precedence = _check_values(paramwise_cfg)

@@ -20,7 +20,7 @@ from regtree.naming import closest, origin
 
 from ._grouping import GroupPlan, Placement
 from ._optimizer_types import OptimizerInfo, describe_optimizer
-from ._paramwise import ParamwiseRules
+from ._paramwise import ParamwiseRules, check_optimizer_cfg
 from ._registries import OPTIMIZERS, resolve_optimizer_type
 
 __all__ = [
@@ -466,6 +466,9 @@ def resolve_routed(
             for option in ("lr", "weight_decay")
             if option in cfg or option in info.defaults
         }
+        # Its own options first, named as where they are written (resolve names them as those
+        # of a plain optimizer_cfg).
+        check_optimizer_cfg(cfg, info, f"optimizer_cfg['optimizers'][{name!r}]")
         options = dataclasses.replace(info, options=accepted)
         rules[name] = resolve({**cfg, **bases[name]}, options, list(configs))
     return RoutedRules(default=default, types=types, bases=bases, rules=rules)

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch.optim import Optimizer
 
+from ._routed import OPTIMIZER_KEY
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["StateLoadReport", "full_state_dict", "load_state_dict_by_name"]
@@ -27,11 +28,13 @@ class StateLoadReport:
     """What ``load_state_dict_by_name`` did; ``str()`` is a short summary.
 
     Attributes:
-        loaded: Parameters found in the state dict by name; their saved state (none for a
-            parameter that never took a step, such as a frozen one) replaced theirs.
-        new: Parameters of the optimizer the state dict does not name; they start fresh.
+        loaded: Parameters whose saved state, found by name, replaced theirs.
+        new: Parameters without saved state, which start fresh: those the state dict does not
+            name, those it names without state (a parameter that never took a step, such as a
+            frozen one), and those a RoutedOptimizer now routes to another sub-optimizer than
+            the one whose state was saved.
         dropped: Names in the state dict that the optimizer does not hold; their state is unused.
-        with_state: How many of ``loaded`` had saved per-parameter state.
+        with_state: How many parameters got saved state (all of ``loaded``).
     """
 
     loaded: list[str]
@@ -40,10 +43,7 @@ class StateLoadReport:
     with_state: int
 
     def __str__(self) -> str:
-        parts = [
-            f"optimizer state loaded by name: {len(self.loaded)} parameters "
-            f"({self.with_state} with saved state)"
-        ]
+        parts = [f"optimizer state loaded by name: {len(self.loaded)} parameters"]
         for label, names in (("new, starting fresh", self.new), ("dropped", self.dropped)):
             shown = ", ".join(names[:_SHOWN_NAMES])
             more = f", ... ({len(names) - _SHOWN_NAMES} more)" if len(names) > _SHOWN_NAMES else ""
@@ -73,7 +73,16 @@ def _names_by_group(groups: Sequence[Mapping[str, Any]], whose: str) -> list[lis
     return names
 
 
-def _saved_layout(state_dict: Mapping[str, Any]) -> tuple[dict[str, Any], Mapping[Any, Any]]:
+@dataclass(frozen=True, slots=True)
+class _SavedLayout:
+    """A state dict's parameters by name: each one's index and the sub-optimizer it was in."""
+
+    ids: dict[str, Any]
+    routes: dict[str, str | None]
+    state: Mapping[Any, Any]
+
+
+def _saved_layout(state_dict: Mapping[str, Any]) -> _SavedLayout:
     if not isinstance(state_dict, Mapping) or not {"state", "param_groups"} <= state_dict.keys():
         found = list(state_dict) if isinstance(state_dict, Mapping) else type(state_dict).__name__
         raise TypeError(
@@ -82,12 +91,14 @@ def _saved_layout(state_dict: Mapping[str, Any]) -> tuple[dict[str, Any], Mappin
         )
     groups = state_dict["param_groups"]
     ids_by_name: dict[str, Any] = {}
+    routes: dict[str, str | None] = {}
     for group, names in zip(groups, _names_by_group(groups, "the state dict's"), strict=True):
         for name, param_id in zip(names, group["params"], strict=True):
             if name in ids_by_name:
                 raise ValueError(f"the state dict names parameter {name!r} twice")
             ids_by_name[name] = param_id
-    return ids_by_name, state_dict["state"]
+            routes[name] = group.get(OPTIMIZER_KEY)
+    return _SavedLayout(ids_by_name, routes, state_dict["state"])
 
 
 def _keeps_state_in_param_shape(optimizer: Optimizer) -> bool:
@@ -134,34 +145,51 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
             saved tensor whose shape differs from its parameter's (naming both shapes); raised
             before anything changes.
     """
-    saved_ids, saved_state = _saved_layout(state_dict)
+    saved = _saved_layout(state_dict)
     groups = optimizer.param_groups
     current_names = _names_by_group(groups, "the optimizer's")
     check_shapes = _keeps_state_in_param_shape(optimizer)
     # The optimizer's own layout, packed as Optimizer.state_dict packs it, with the saved state
-    # of each parameter under its index there.
+    # of each parameter under its index there, and its current state beside it (to put back).
     packed_groups: list[dict[str, Any]] = []
     state: dict[int, Any] = {}
+    current: dict[int, Any] = {}
     index_of: dict[int, int] = {}
     loaded, new = [], []
     for group, names in zip(groups, current_names, strict=True):
         packed = {key: value for key, value in group.items() if key != "params"}
         packed["params"] = []
+        route = group.get(OPTIMIZER_KEY)
         for name, param in zip(names, group["params"], strict=True):
             index = index_of.setdefault(id(param), len(index_of))
             packed["params"].append(index)
-            if name not in saved_ids:
+            if param in optimizer.state:
+                current[index] = optimizer.state[param]
+            entry = saved.state.get(saved.ids[name]) if name in saved.ids else None
+            # Another sub-optimizer's state (Muon's momentum for AdamW) does not carry over.
+            rerouted = route is not None and saved.routes.get(name) not in (None, route)
+            if entry is None or rerouted:
                 new.append(name)
                 continue
+            if check_shapes:
+                _check_shapes(name, param, entry)
             loaded.append(name)
-            entry = saved_state.get(saved_ids[name])
-            if entry is not None:
-                if check_shapes:
-                    _check_shapes(name, param, entry)
-                state[index] = entry
+            state[index] = entry
         packed_groups.append(packed)
-    dropped = sorted(saved_ids.keys() - set(loaded))
-    optimizer.load_state_dict({"state": state, "param_groups": packed_groups})
+    dropped = sorted(saved.ids.keys() - {name for names in current_names for name in names})
+    try:
+        optimizer.load_state_dict({"state": state, "param_groups": packed_groups})
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        # Torch reads the state as it loads it (Adam's step): state of another optimizer type
+        # fails there, half loaded, so the optimizer's own state is put back first.
+        optimizer.load_state_dict({"state": current, "param_groups": packed_groups})
+        keys = sorted({str(key) for entry in state.values() for key in entry})
+        raise ValueError(
+            f"the saved per-parameter state (entries {', '.join(keys)}) does not fit "
+            f"{type(optimizer).__name__}, which failed to load it ({type(error).__name__}: "
+            f"{error}); the optimizer is unchanged. Load it into an optimizer of the type that "
+            "saved it, or start without it"
+        ) from error
     return StateLoadReport(
         loaded=sorted(loaded), new=sorted(new), dropped=dropped, with_state=len(state)
     )
