@@ -186,3 +186,16 @@ def test_equal_list_and_tuple_options_share_a_group() -> None:
         ["0.weight", "0.bias", "1.weight", "1.bias"],
         ["2.weight", "2.bias"],
     ]
+
+
+def test_equal_tensor_lrs_share_a_group() -> None:
+    # A 0-dim tensor lr: each multiplier makes a new tensor, yet equal values are one setting.
+    model = nn.Sequential(nn.Linear(2, 2), nn.Conv2d(2, 2, 3, groups=2), nn.Linear(2, 2))
+    paramwise = {"bias_lr_mult": 2.0, "custom_keys": {"2.weight": {"lr_mult": 2.0}}}
+    cfg = {"type": "SGD", "lr": torch.tensor(0.5), "paramwise_cfg": paramwise}
+    optimizer = build_optimizer(model, cfg)
+    assert [g["param_names"] for g in optimizer.param_groups] == [
+        ["0.weight", "1.weight"],
+        ["0.bias", "1.bias", "2.weight", "2.bias"],
+    ]
+    assert [float(g["lr"]) for g in optimizer.param_groups] == [0.5, 1.0]

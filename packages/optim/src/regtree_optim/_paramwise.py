@@ -72,6 +72,10 @@ def _hashable(value: object) -> Hashable:
         return ("<sequence>", tuple(_hashable(item) for item in value))
     if isinstance(value, Mapping):
         return ("<mapping>", tuple(sorted((repr(k), _hashable(v)) for k, v in value.items())))
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_meta:
+        # A 0-dim tensor lr (torch accepts one): every product is a new tensor, so equal values
+        # are told by value, dtype and device, not by identity.
+        return ("<tensor>", str(value.dtype), str(value.device), value.item())
     try:
         hash(value)
     except TypeError:
