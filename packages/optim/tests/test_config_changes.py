@@ -67,6 +67,21 @@ def test_an_invalid_edit_is_reported_at_the_call() -> None:
         constructor(_model())
 
 
+def test_an_edit_to_an_equal_value_of_another_type_is_validated_again() -> None:
+    # 1 == True: an edit from one to the other must not pass as "unchanged".
+    optimizer_cfg: dict[str, Any] = {"type": "SGD", "lr": 1}
+    paramwise: dict[str, Any] = {"bias_lr_mult": 1}
+    constructor = DefaultOptimizerConstructor(optimizer_cfg, paramwise)
+    constructor(_model())
+    optimizer_cfg["lr"] = True
+    with pytest.raises(TypeError, match=r"optimizer_cfg\['lr'\] must be a real number .* got True"):
+        constructor(_model())
+    optimizer_cfg["lr"] = 1
+    paramwise["bias_lr_mult"] = True
+    with pytest.raises(TypeError, match=r"paramwise_cfg\['bias_lr_mult'\] must be a real number"):
+        constructor(_model())
+
+
 def test_an_mmcv_subclass_updating_paramwise_cfg_in_its_init() -> None:
     class NormFreeConstructor(DefaultOptimizerConstructor):
         def __init__(self, optimizer_cfg: Any, paramwise_cfg: Any = None) -> None:

@@ -451,9 +451,27 @@ class _Resolved:
         if self.snapshot is None:
             return False
         try:
-            return bool(self.snapshot == (optimizer_cfg, paramwise_cfg))
+            return _same_config(self.snapshot, (optimizer_cfg, paramwise_cfg))
         except Exception:  # a value whose == does not give a bool (a tensor of several values)
             return False
+
+
+def _same_config(saved: object, current: object) -> bool:
+    # Equal and of the same types all the way down: 1 == True == 1.0, but a bool lr is refused
+    # where an int is not, so a change from one to the other is validated again.
+    if type(saved) is not type(current):
+        return False
+    if isinstance(saved, Mapping):
+        assert isinstance(current, Mapping)
+        return saved.keys() == current.keys() and all(
+            _same_config(value, current[key]) for key, value in saved.items()
+        )
+    if isinstance(saved, list | tuple):
+        assert isinstance(current, list | tuple)
+        return len(saved) == len(current) and all(
+            _same_config(a, b) for a, b in zip(saved, current, strict=True)
+        )
+    return bool(saved == current)
 
 
 @dataclass(slots=True)
