@@ -203,6 +203,33 @@ def test_a_shared_tensor_after_a_module_s_own_parameters_is_still_a_duplicate() 
     assert groups == [["a.weight", "b.own"], ["a.bias"]]
 
 
+def test_tensors_repeated_within_a_module_and_shared_ones_interleaved() -> None:
+    # A module's own tensor under a second name is met once (as named_parameters gives it); a
+    # tensor of an earlier module is a duplicate, however the two kinds interleave.
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = nn.Module()
+    first, second = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(3))
+    for name, tensor in [
+        ("first", first),
+        ("shared_weight", model.a.weight),
+        ("first_again", first),
+        ("second", second),
+        ("shared_bias", model.a.bias),
+        ("second_again", second),
+        ("first_once_more", first),
+    ]:
+        model.b.register_parameter(name, tensor)
+    cfg = {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bypass_duplicate": True}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimizer = build_optimizer(model, cfg)
+    skipped = sorted(str(w.message).split("'")[1] for w in caught)
+    assert skipped == ["b.shared_bias", "b.shared_weight"]
+    names = [name for group in optimizer.param_groups for name in group["param_names"]]
+    assert names == ["a.weight", "a.bias", "b.first", "b.second"]
+
+
 def test_groups_an_add_params_override_appends_hold_earlier_occurrences() -> None:
     # mmcv-era code may append a group of its own to params; a tensor in it met again by the
     # walk is a duplicate, named by the group's param_names where it has them.
