@@ -204,6 +204,7 @@ REFUSED = [
     ("x = ~1\n", 1, "the operator '~'"),
     ("x = b'bytes'\n", 1, "the literal"),
     ("x = '{0.__class__}'.format(1)\n", 1, "the format field"),
+    ("x = '{:>{w.real}}'.format(1, w=3)\n", 1, "the format field {w.real}"),
     ("x = [1] is [1]\n", 1, "'is' between two values other than None"),
     ("len = 3\nx = len([])\n", 2, "a call of 'len', which the file assigned"),
     ("x = dict\n", 1, "the builtin 'dict' used as a value"),
@@ -235,6 +236,11 @@ def test_each_construct_that_needs_running_is_refused_with_file_line_and_constru
         ("x = list(range(10**7))\n", r"the list would be longer than 1,000,000"),
         ("x = ['a' * 1000] * 1000\ny = ''.join(x) + 'b'\n", r"the str would be longer"),
         ("x = f'{1:>2000000}'\n", r"the format width 2000000 is above 1,000,000"),
+        ("x = '{:>{w}}'.format(1, w=2000000)\n", r"the format width 2000000 is above 1,000,000"),
+        ("x = '{:.2000000f}'.format(1.0)\n", r"the format precision 2000000 is above 1,000,000"),
+        ("x = f'{1:.{2000000}f}'\n", r"the format precision 2000000 is above 1,000,000"),
+        ("x = '{0:999999}{0:999999}'.format(1)\n", r"the str would be longer than 1,000,000"),
+        ("x = f'{1:999999}{1:999999}'\n", r"the str would be longer than 1,000,000"),
         ("x = 'ab'.replace('', 'c' * 600000)\n", r"the str would be longer"),
         ("x = 1 / 0\n", r"int 1 / int 0: division by zero"),
     ],
@@ -280,3 +286,96 @@ def test_unpacking_subscript_and_augmented_assignments(tmp_path: Path) -> None:
         "count": 2,
         "x": 3,
     }
+
+
+def test_every_iterator_a_builtin_returns_becomes_a_list(tmp_path: Path) -> None:
+    source = (
+        "a = reversed([1, 2])\n"
+        "b = reversed(range(3))\n"
+        "c = reversed(dict(x=1, y=2))\n"
+        "d = reversed('ab')\n"
+        "e = zip([1, 2], 'ab')\n"
+        "f = enumerate(reversed([5]))\n"
+    )
+    assert load_config(write(tmp_path, "cfg.py", source)) == {
+        "a": [2, 1],
+        "b": [2, 1, 0],
+        "c": ["y", "x"],
+        "d": ["b", "a"],
+        "e": [[1, "a"], [2, "b"]],
+        "f": [[0, 5]],
+    }
+
+
+@pytest.mark.parametrize("value", ["[1, 2]", "'ab'"])
+def test_a_slice_step_of_zero_is_a_config_error_naming_file_and_line(
+    tmp_path: Path, value: str
+) -> None:
+    path = write(tmp_path, "cfg.py", f"x = 1\ny = {value}[::0]\n")
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.py, line 2: the slice '::0' cannot be taken: slice step cannot be zero "
+        r"\(use a step such as 1, or -1 to reverse\)",
+    ):
+        load_config(path)
+
+
+def test_str_format_takes_nested_fields_as_f_strings_do(tmp_path: Path) -> None:
+    source = (
+        "w = 3\n"
+        "a = '{:>{w}}'.format(1, w=w)\n"
+        "b = f'{1:>{w}}'\n"
+        "c = '{:.{p}f}|{:{}}'.format(3.14159, 7, 4, p=2)\n"
+        "d = '{!r:{fill}^{w}}'.format('a', fill='*', w=7)\n"
+    )
+    assert load_config(write(tmp_path, "cfg.py", source)) == {
+        "w": 3,
+        "a": "  1",
+        "b": "  1",
+        "c": "3.14|   7",
+        "d": "**'a'**",
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        (
+            "x = '{}{}'.format(1)\n",
+            r"the field \{1\} needs positional argument 1, but format\(\) got 1",
+        ),
+        (
+            "x = '{w}'.format(1)\n",
+            r"the field \{w\} needs a keyword argument w=\.\.\., which was not",
+        ),
+    ],
+)
+def test_a_format_field_without_its_argument_says_which(
+    tmp_path: Path, source: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"cfg\.py, line 1: str\.format\(\): {problem}"):
+        load_config(write(tmp_path, "cfg.py", source))
+
+
+def test_get_with_an_unhashable_key_is_a_config_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.py", "d = dict(x=1)\nmissing = d.get(0)\nx = d.get([])\n")
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.py, line 3: get\(\): a dict key cannot be list \[\] \(unhashable list\); "
+        r"config keys are str, such as get\('name'\)",
+    ):
+        load_config(path)
+    assert load_config(write(tmp_path, "ok.py", "d = dict(x=1)\nx = d.get(0)\n"))["x"] is None
+
+
+@pytest.mark.parametrize(
+    "source", ["palette = {0: 'bg', 1: 'fg'}\n", "palette = dict([[0, 'bg']])\n"]
+)
+def test_an_int_key_is_refused_saying_why_and_what_to_write(tmp_path: Path, source: str) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"cfg\.py, line 1: a config key must be a str, got int 0: a config is plain data "
+        r"whose keys are names, as in JSON, TOML and YAML configs; write the key as a str "
+        r"\('0'\) or use a list, where the position is the key",
+    ):
+        load_config(write(tmp_path, "cfg.py", source))

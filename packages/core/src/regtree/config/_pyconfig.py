@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import string
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 # Imported with the reader, not when an error is written: loading a config imports nothing.
@@ -22,7 +23,7 @@ from ._scalars import BASE_REFERENCE
 from ._tree import Items, Leaf, Table, copy_containers, from_plain, to_plain
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping, Sized
+    from collections.abc import Callable, Mapping, Sequence, Sized
     from typing import Any
 
     from ._tree import Node
@@ -351,10 +352,10 @@ class _Evaluator:
             chosen = slice(*parts)
             if isinstance(container, Items):
                 items = Items(self.origin(node))
-                items.extend(container[chosen])
+                items.extend(self.sliced(node, container, chosen))
                 return items
             if isinstance(container, Leaf) and isinstance(container.value, str):
-                return self.leaf(node, container.value[chosen])
+                return self.leaf(node, self.sliced(node, container.value, chosen))
             raise _Invalid(node, f"cannot slice {_show(container)}")
         key = self.expr(node.slice, names)
         if isinstance(container, Table):
@@ -373,6 +374,16 @@ class _Evaluator:
                 raise _Invalid(node, f"index {position} is out of range for {_show(container)}")
             return self.leaf(node, text[position])
         raise _Invalid(node, f"cannot index {_show(container)}")
+
+    def sliced(self, node: ast.Subscript, sequence: Sequence[Any], chosen: slice) -> Any:
+        try:
+            return sequence[chosen]
+        except ValueError as exc:  # a step of 0
+            raise _Invalid(
+                node,
+                f"the slice {_source(node.slice)!r} cannot be taken: {exc} (use a step such "
+                "as 1, or -1 to reverse)",
+            ) from None
 
     def expr_IfExp(self, node: ast.IfExp, names: Mapping[str, Node]) -> Node:
         test = to_plain(self.expr(node.test, names))
@@ -460,6 +471,7 @@ class _Evaluator:
 
     def expr_JoinedStr(self, node: ast.JoinedStr, names: Mapping[str, Node]) -> Node:
         parts: list[str] = []
+        length = 0  # many wide fields could add up to any size
         for value in node.values:
             if isinstance(value, ast.Constant):
                 parts.append(self.restore(str(value.value)))
@@ -476,6 +488,8 @@ class _Evaluator:
             if value.format_spec is not None:
                 spec = to_plain(self.expr(value.format_spec, names))  # type: ignore[assignment]
             parts.append(_format(value, plain, spec))
+            length += len(parts[-1])
+            _check_size(node, length, "str")
         return self.leaf(node, "".join(parts))
 
     def expr_ListComp(
@@ -562,7 +576,7 @@ class _Evaluator:
             value = _PURE_BUILTINS[name](*args, **kwargs)
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise _Invalid(node, f"{name}(): {exc}") from None
-        if isinstance(value, zip | enumerate | reversed):
+        if isinstance(value, Iterator):  # zip, enumerate, reversed of a list, a str or a range
             value = [list(entry) if isinstance(entry, tuple) else entry for entry in value]
         return self.leaf(node, value)
 
@@ -627,6 +641,12 @@ class _Evaluator:
             if not 1 <= len(args) <= 2:
                 raise _Invalid(node, "get() takes a key and an optional default")
             key = to_plain(args[0])
+            if isinstance(key, list | dict):  # as in Python, where a dict key must be hashable
+                raise _Invalid(
+                    node,
+                    f"get(): a dict key cannot be {_show_plain(key)} (unhashable "
+                    f"{type(key).__name__}); config keys are str, such as get('name')",
+                )
             if isinstance(key, str) and key in target:
                 return target[key]
             return args[1] if len(args) == 2 else Leaf(None, origin)
@@ -687,8 +707,11 @@ class _Evaluator:
         plain_args = [to_plain(argument) for argument in args]
         plain_kwargs = {str(key): to_plain(value) for key, value in kwargs.items()}
         if name == "format":
-            _check_template(node, text)
-        elif name == "replace" and len(plain_args) >= 2:
+            try:
+                return self.leaf(node, _DataFormatter(node).vformat(text, plain_args, plain_kwargs))
+            except (TypeError, ValueError, KeyError, IndexError) as exc:
+                raise _Invalid(node, f"str.format(): {exc}") from None
+        if name == "replace" and len(plain_args) >= 2:
             old, new = plain_args[0], plain_args[1]
             if isinstance(old, str) and isinstance(new, str):
                 count = text.count(old) if old else len(text) + 1
@@ -708,7 +731,13 @@ class _Evaluator:
     def key(self, node: ast.AST, key: Node) -> str:
         if isinstance(key, Leaf) and isinstance(key.value, str):
             return key.value
-        raise _Invalid(node, f"a config key must be a str, got {_show(key)}")
+        written = repr(str(key.value)) if isinstance(key, Leaf) else "'name'"
+        raise _Invalid(
+            node,
+            f"a config key must be a str, got {_show(key)}: a config is plain data whose keys "
+            "are names, as in JSON, TOML and YAML configs; write the key as a str "
+            f"({written}) or use a list, where the position is the key",
+        )
 
     def index(self, node: ast.AST, items: Items, key: Node) -> int:
         position = self.integer(node, key)
@@ -789,24 +818,61 @@ def _check_size(node: ast.AST, size: int, kind: str) -> None:
         raise _Invalid(node, f"the {kind} would be longer than {MAX_LENGTH:,}")
 
 
-def _check_template(node: ast.AST, template: str) -> None:
-    """Refuse what ``str.format`` could do beyond formatting data: attributes, huge widths."""
-    try:
-        fields = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise _Invalid(node, f"str.format(): {exc}") from None
-    for _, field, spec, _ in fields:
-        if field is not None and ("." in field or "[" in field):
-            raise _Refused(node, f"the format field {{{field}}} (attribute or item access)")
-        _check_spec(node, spec or "")
+class _DataFormatter(string.Formatter):
+    """``str.format`` over config values, formatting data and nothing more.
+
+    A field names an argument, never an attribute or item of one. A nested field
+    (``'{:>{w}}'``) is substituted first, as in an f-string, and each width and precision is then
+    checked, like the length of the whole result, against ``MAX_LENGTH``.
+    """
+
+    def __init__(self, node: ast.AST) -> None:
+        self.node = node
+        self.length = 0
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if "." in field_name or "[" in field_name:
+            raise _Refused(
+                self.node, f"the format field {{{field_name}}} (attribute or item access)"
+            )
+        return super().get_field(field_name, args, kwargs)
+
+    def get_value(self, key: int | str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if isinstance(key, int) and not key < len(args):
+            raise _Invalid(
+                self.node,
+                f"str.format(): the field {{{key}}} needs positional argument {key}, but "
+                f"format() got {len(args)} positional argument(s) (fields without a name count "
+                "from 0)",
+            )
+        if isinstance(key, str) and key not in kwargs:
+            raise _Invalid(
+                self.node,
+                f"str.format(): the field {{{key}}} needs a keyword argument {key}=..., which "
+                f"was not given",
+            )
+        return super().get_value(key, args, kwargs)
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        text = _format(self.node, value, format_spec)
+        self.length += len(text)  # many wide fields could add up to any size
+        _check_size(self.node, self.length, "str")
+        return text
+
+
+# A width, or a precision after its '.', in a format spec.
+_SPEC_NUMBER = re.compile(r"(\.?)(\d+)")
 
 
 def _check_spec(node: ast.AST, spec: str) -> None:
-    if "{" in spec:  # a width taken from an argument could be any size
-        raise _Refused(node, f"the nested format field in {spec!r}")
-    for digits in re.findall(r"\d+", spec):
-        if int(digits) > MAX_LENGTH:
-            raise _Invalid(node, f"the format width {digits} is above {MAX_LENGTH:,}")
+    for found in _SPEC_NUMBER.finditer(spec):
+        if int(found.group(2)) > MAX_LENGTH:
+            what = "precision" if found.group(1) else "width"
+            raise _Invalid(
+                node,
+                f"the format {what} {found.group(2)} is above {MAX_LENGTH:,}, the longest str "
+                "a config may hold",
+            )
 
 
 def _format(node: ast.AST, value: object, spec: str) -> str:
