@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import threading
+from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
 import pytest
@@ -48,6 +49,39 @@ def test_one_context_manager_may_be_entered_again_and_nested() -> None:
             assert current_scope() == "again"
         assert current_scope() == "other"
     assert repr(scope) == "default_scope('again')"
+
+
+def test_a_with_restores_what_it_found_while_a_generator_inside_it_is_suspended() -> None:
+    def suspended() -> Generator[None, None, None]:
+        with default_scope("inner"):
+            yield
+
+    with default_scope("outer"):
+        generator = suspended()
+        next(generator)  # the inner block is entered and left open
+        assert current_scope() == "inner"
+    assert current_scope() is None
+    generator.close()  # the inner block ends after the outer one: nothing comes back
+    assert current_scope() is None
+
+
+def test_a_with_restores_what_it_found_while_an_async_generator_inside_it_is_suspended() -> None:
+    async def suspended() -> AsyncGenerator[None, None]:
+        with default_scope("inner"):
+            yield
+
+    async def main() -> list[str | None]:
+        seen = []
+        with default_scope("outer"):
+            generator = suspended()
+            await anext(generator)
+            seen.append(current_scope())
+        seen.append(current_scope())
+        await generator.aclose()
+        seen.append(current_scope())
+        return seen
+
+    assert asyncio.run(main()) == ["inner", None, None]
 
 
 @pytest.mark.parametrize("scope", ["", "a.b"])

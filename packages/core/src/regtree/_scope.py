@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from types import FrameType, TracebackType
+from typing import TypeAlias
 
 __all__ = ["check_scope", "current_scope", "default_scope", "infer_scope"]
 
-# The default scopes entered in this context, innermost last. A ContextVar, not a global: each
-# thread and each asyncio task sees its own. A tuple, replaced on every change, so a `with` leaves
-# exactly what it found in its own context, however many threads share one default_scope object.
-_ENTERED: ContextVar[tuple[str | None, ...]] = ContextVar("regtree_default_scopes", default=())
+# The active default scope. A ContextVar, not a global: each thread and asyncio task sees its own.
+_CURRENT: ContextVar[str | None] = ContextVar("regtree_default_scope", default=None)
+
+# An open `with default_scope(...)` block: the object, the scope it found, the block it is in.
+_Block: TypeAlias = "tuple[default_scope, str | None, _Block | None]"
+# The innermost open block of this context. Kept per block, not per object, so one object may be
+# re-entered and shared by threads and tasks; and a block restores what it found even when blocks
+# end out of order (a generator suspended inside an inner block while the outer one ends).
+_OPEN: ContextVar[_Block | None] = ContextVar("regtree_open_default_scopes", default=None)
 
 
 def check_scope(scope: object, what: str) -> str:
@@ -57,8 +63,7 @@ def infer_scope(frame: FrameType | None) -> str:
 
 def current_scope() -> str | None:
     """Return the default scope active in this thread or task, or None outside any."""
-    entered = _ENTERED.get()
-    return entered[-1] if entered else None
+    return _CURRENT.get()
 
 
 # Lower-case: it is used like a function, ``with default_scope('x'):``.
@@ -69,7 +74,9 @@ class default_scope:
     called registry's tree, then through the called registry. Blocks nest; leaving one, normally
     or by an exception, restores the scope that was active before. ``None`` switches the default
     scope off inside the block. One object may be entered again, and by several threads and
-    asyncio tasks at once: each ``with`` restores what it found in its own context.
+    asyncio tasks at once: each ``with`` restores what it found in its own context. A block left
+    while one inside it is still open (a generator suspended there) restores what it found too,
+    and the inner block, when it ends, restores that same scope.
 
     Args:
         scope: A scope name, or None.
@@ -85,7 +92,8 @@ class default_scope:
         self._scope = None if scope is None else check_scope(scope, "default scope")
 
     def __enter__(self) -> str | None:
-        _ENTERED.set((*_ENTERED.get(), self._scope))
+        _OPEN.set((self, _CURRENT.get(), _OPEN.get()))
+        _CURRENT.set(self._scope)
         return self._scope
 
     def __exit__(
@@ -94,7 +102,21 @@ class default_scope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        _ENTERED.set(_ENTERED.get()[:-1])
+        block = _OPEN.get()
+        inside: list[_Block] = []  # blocks inside this one that are still open
+        while block is not None and block[0] is not self:
+            inside.append(block)
+            block = block[2]
+        if block is None:  # entered in another context (a generator closed elsewhere)
+            return
+        found, chain = block[1], block[2]
+        if inside:  # the block just inside this one now restores what this one found
+            owner, _, _ = inside.pop()
+            chain = (owner, found, chain)
+            for owner, its_found, _ in reversed(inside):
+                chain = (owner, its_found, chain)
+        _OPEN.set(chain)
+        _CURRENT.set(found)
 
     def __repr__(self) -> str:
         return f"default_scope({self._scope!r})"
