@@ -147,6 +147,22 @@ def test_registry_must_be_a_registry(registry: Any) -> None:
         build_from_cfg({"type": "Point"}, registry)
 
 
+class ResolvesAnything:
+    """Has a registry's ``resolve`` method, and is no registry."""
+
+    def resolve(self, key: str, default_scope: str | None = None) -> Any:
+        return dict
+
+
+def test_an_object_with_a_resolve_method_is_not_a_registry() -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"registry must be a regtree\.Registry, got ResolvesAnything <.*>; pass the "
+        r"Registry that holds the names, such as regtree\.MODELS",
+    ):
+        build_from_cfg({"type": "whatever", "a": 1}, ResolvesAnything())  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("default_args", [None, {"x": 1}])
 def test_a_missing_type_is_a_key_error_mentioning_it(
     shapes: Registry[Any], default_args: dict[str, Any] | None

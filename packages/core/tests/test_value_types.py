@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal, Optional, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypeVar
 
 import pytest
 
 from regtree import Registry
 from regtree.config import type_mismatch
+
+if TYPE_CHECKING:  # a name only the type checker sees: its annotations stay strings
+    from fractions import Fraction as OnlyTyped
 
 T = TypeVar("T")
 
@@ -136,3 +139,32 @@ def test_validate_finds_no_problem_in_values_that_fit() -> None:
     }
     assert make_registry().validate(cfg) == []
     assert make_registry().validate({**cfg, "names": None}) == []
+
+
+class WithTypeOnlyNames:
+    def __init__(
+        self,
+        depth: int,
+        weight: OnlyTyped | None = None,
+        steps: list[OnlyTyped] | None = None,
+        hook: Callable[[OnlyTyped], int] | None = None,
+        names: list[str] | None = None,
+    ) -> None:
+        self.depth = depth
+
+
+def test_an_annotation_that_cannot_be_evaluated_leaves_the_other_checks_on() -> None:
+    registry: Registry[Any] = Registry("model", scope="typed_only")
+    registry.register_module(module=WithTypeOnlyNames)
+    cfg = {
+        "type": "WithTypeOnlyNames",
+        "depth": "50",
+        "weight": "anything",
+        "steps": 3,
+        "hook": "any",
+        "names": ["a", 2],
+    }
+    assert [str(problem) for problem in registry.validate(cfg)] == [
+        "depth: expected int, got '50'",
+        "names: expected list[str] | None, got ['a', 2]",
+    ]

@@ -2,7 +2,8 @@
 
 The record, the error texts, the build and the config validator read registries but do not
 import the registry module, which imports them (dependencies run one way, issue 10): they see a
-registry through `RegistryNode`, which `regtree.Registry` satisfies.
+registry through `RegistryNode`, which `regtree.Registry` satisfies, and tell one by its nominal
+base, `RegistryBase`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,18 @@ from collections.abc import Callable, Iterable
 from types import MappingProxyType
 from typing import Any, Protocol, final
 
-__all__ = ["LookupMiss", "RegistryNode", "check_registry"]
+__all__ = ["LookupMiss", "RegistryBase", "RegistryNode", "check_registry"]
+
+
+class RegistryBase:
+    """The base class of :class:`regtree.Registry`, defined here so that a build can check it.
+
+    The build and the validator cannot import the registry's module, which imports them; a
+    registry is what derives from this class. A plain class, not an ABC: the check runs on every
+    build.
+    """
+
+    __slots__ = ()
 
 
 class RegistryNode(Protocol):
@@ -47,13 +59,17 @@ class RegistryNode(Protocol):
 
 
 def check_registry(registry: object) -> None:
-    """Raise TypeError unless ``registry`` is a registry (an object that resolves keys).
+    """Raise TypeError unless ``registry`` is a :class:`regtree.Registry` (SPEC 2).
 
     Raises:
-        TypeError: ``registry`` has no ``resolve`` method.
+        TypeError: ``registry`` is anything else, such as a dict of classes or an object that
+            merely has a ``resolve`` method.
     """
-    if not callable(getattr(registry, "resolve", None)):
-        raise TypeError(f"registry must be a regtree.Registry, got {registry!r}")
+    if not isinstance(registry, RegistryBase):
+        raise TypeError(
+            f"registry must be a regtree.Registry, got {type(registry).__name__} {registry!r}; "
+            "pass the Registry that holds the names, such as regtree.MODELS"
+        )
 
 
 @final

@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 from . import _plugins
 from ._build import build_from_cfg
 from ._errors import AlreadyRegisteredError, ScopeConflictError
-from ._miss import LookupMiss
+from ._miss import LookupMiss, RegistryBase
 from ._scope import check_scope, default_scope, infer_scope
 from .naming import origin, registry_label
 
@@ -30,7 +30,7 @@ T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
 
 
-class Registry(Generic[T]):
+class Registry(RegistryBase, Generic[T]):
     """A mapping from names to classes or callables, one node of a tree of scopes.
 
     A child registry is created with ``parent=``; a key ``'scope.Name'`` reaches any registry of

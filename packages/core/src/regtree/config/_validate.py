@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from .._miss import LookupMiss, RegistryNode, check_registry
 from .._scope import check_scope, current_scope, default_scope
@@ -390,6 +390,10 @@ def _describe_target(type_value: object, target: Callable[..., object]) -> str:
 def signature_of(target: Callable[..., object]) -> Signature | None:
     """Return the signature a config is checked against, annotations evaluated where they can be.
 
+    Annotations are evaluated parameter by parameter: one that names what only the type checker
+    sees (a class imported under ``TYPE_CHECKING``, with ``from __future__ import annotations``)
+    stays a string, which accepts anything, and the others are still checked.
+
     Args:
         target: The class or callable a config names.
 
@@ -399,14 +403,63 @@ def signature_of(target: Callable[..., object]) -> Signature | None:
     from inspect import signature
 
     try:
-        try:
-            # Annotations as objects, for the value checks (`from __future__ import annotations`
-            # leaves them as strings).
-            return signature(target, eval_str=True)
-        except Exception:  # a name only the type checker sees: keep the strings, check nothing
-            return signature(target)
+        written = signature(target)
     except (TypeError, ValueError):  # builtins and some extension types have none
         return None
+    # Each name that no namespace has stands for an _Unresolved, and evaluation is tried again,
+    # so one such name (a loop, bounded by the names the annotations hold) spoils no other check.
+    unresolved: dict[str, _Unresolved] = {}
+    while True:
+        try:
+            evaluated = signature(target, eval_str=True, locals=unresolved)
+        except NameError as exc:
+            if not exc.name or exc.name in unresolved:
+                return written
+            unresolved[exc.name] = _Unresolved()
+        except Exception:  # an annotation that fails otherwise: keep the strings, check nothing
+            return written
+        else:
+            break
+    if not unresolved:
+        return evaluated
+    parameters = [
+        parameter.replace(annotation=written.parameters[name].annotation)
+        if _mentions_unresolved(parameter.annotation)
+        else parameter
+        for name, parameter in evaluated.parameters.items()
+    ]
+    returned = evaluated.return_annotation
+    if _mentions_unresolved(returned):
+        returned = written.return_annotation
+    return evaluated.replace(parameters=parameters, return_annotation=returned)
+
+
+class _Unresolved:
+    """A name in an annotation that only the type checker sees: whatever is built on it is it."""
+
+    def __getattr__(self, name: str) -> _Unresolved:
+        if name.startswith("__"):  # typing probes dunders; this is no typing object
+            raise AttributeError(name)
+        return self
+
+    def __getitem__(self, item: object) -> _Unresolved:
+        return self
+
+    def __call__(self, *args: object, **kwargs: object) -> _Unresolved:
+        return self
+
+    def __or__(self, other: object) -> _Unresolved:
+        return self
+
+    __ror__ = __or__
+
+
+def _mentions_unresolved(annotation: object) -> bool:
+    if isinstance(annotation, _Unresolved):
+        return True
+    if isinstance(annotation, list | tuple):  # Callable[[X], Y] holds a list
+        return any(_mentions_unresolved(arg) for arg in annotation)
+    return any(_mentions_unresolved(arg) for arg in get_args(annotation))
 
 
 def _shown(value: object) -> str:
