@@ -84,6 +84,17 @@ def _assert_same_state(ours: dict[str, dict[str, Any]], theirs: dict[str, dict[s
             assert _same(value, theirs[name][key]), (name, key)
 
 
+def _assert_unchanged(optimizer: torch.optim.Optimizer, before: dict[str, Any]) -> None:
+    # The groups, and every saved tensor, as they were before a load that failed.
+    after = optimizer.state_dict()
+    assert after["param_groups"] == before["param_groups"]
+    assert after["state"].keys() == before["state"].keys()
+    for index, state in before["state"].items():
+        assert after["state"][index].keys() == state.keys()
+        for key, value in state.items():
+            assert torch.equal(after["state"][index][key], value)
+
+
 def _trained(cfg: dict[str, Any]) -> tuple[nn.Module, torch.optim.Optimizer]:
     model = _model()
     optimizer = build_optimizer(model, cfg)
@@ -210,11 +221,7 @@ def test_a_shape_change_is_a_value_error_before_anything_changes() -> None:
         r"the parameter now has shape \(5, 4, 1, 1\)",
     ):
         load_state_dict_by_name(optimizer, state_dict)
-    after = optimizer.state_dict()
-    assert after["param_groups"] == before["param_groups"]
-    for index, state in before["state"].items():
-        for key, value in state.items():
-            assert torch.equal(after["state"][index][key], value)
+    _assert_unchanged(optimizer, before)
 
 
 def test_a_parameter_saved_without_state_is_new_not_loaded() -> None:
@@ -243,13 +250,7 @@ def test_state_of_another_optimizer_type_is_a_value_error_and_changes_nothing() 
         r"failed to load it \(KeyError: 'step'\); the optimizer is unchanged",
     ):
         load_state_dict_by_name(optimizer, _saved(saved.state_dict()))
-    after = optimizer.state_dict()
-    assert after["param_groups"] == before["param_groups"]
-    assert after["state"].keys() == before["state"].keys()
-    for index, state in before["state"].items():
-        assert after["state"][index].keys() == state.keys()
-        for key, value in state.items():
-            assert torch.equal(after["state"][index][key], value)
+    _assert_unchanged(optimizer, before)
     _train(model, optimizer, first=11, steps=1)  # and it still steps
 
 
