@@ -142,8 +142,9 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
     Raises:
         TypeError: ``state_dict`` is not an optimizer state dict.
         ValueError: a group without ``param_names`` (the state dict's or the optimizer's), or a
-            saved tensor whose shape differs from its parameter's (naming both shapes); raised
-            before anything changes.
+            saved tensor whose shape differs from its parameter's (naming both shapes), raised
+            before anything changes; or saved state the optimizer fails to load (another
+            optimizer type's), after which it keeps the state it had.
     """
     saved = _saved_layout(state_dict)
     groups = optimizer.param_groups
