@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from torch import nn
 
+from regtree import NotRegisteredError
 from regtree_optim import DefaultOptimizerConstructor, Explanation, ParamRow
 
 
@@ -69,6 +70,31 @@ def test_explain_reports_none_for_options_the_optimizer_lacks(model: nn.Module) 
     )
     assert {row.weight_decay for row in rows} == {None}
     assert {row.lr for row in rows if row.name.endswith("conv2.bias")} == {0.1 * 2}
+
+
+@pytest.mark.parametrize(
+    ("optimizer_cfg", "error", "match"),
+    [
+        (
+            {"type": "SGDD", "lr": 0.1},
+            NotRegisteredError,
+            r"optimizer_cfg\['type'\]: 'SGDD' is not registered .* Did you mean 'SGD'",
+        ),
+        (
+            {"type": "SGD", "lr": 0.1, "momentm": 0.9},
+            TypeError,
+            r"optimizer_cfg\['momentm'\]: .*SGD\) takes no keyword 'momentm'; did you mean "
+            r"'momentum'\?",
+        ),
+    ],
+)
+def test_explain_refuses_what_building_would_refuse(
+    model: nn.Module, optimizer_cfg: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    # Without a schedule nothing is built: the rows must not hide a config build_optimizer fails.
+    constructor = DefaultOptimizerConstructor(optimizer_cfg, {"bias_lr_mult": 2})
+    with pytest.raises(error, match=match):
+        constructor.explain(model)
 
 
 def test_explanation_prints_as_a_table(

@@ -13,6 +13,7 @@ from torch import nn
 from torch.optim import Optimizer
 
 from regtree import NotRegisteredError
+from regtree.config import validate_config
 from regtree.naming import origin
 
 from ._explain import Explanation, ParamRow
@@ -334,6 +335,7 @@ class DefaultOptimizerConstructor:
                 "explain needs scheduler= and at= together (the schedule, and the steps whose lr "
                 f"to show), got scheduler={scheduler!r}, at={at!r}"
             )
+        _check_buildable(self.optimizer_cfg)
         lr_at: dict[str, dict[int, Any]] = {}
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is built
@@ -376,6 +378,18 @@ class DefaultOptimizerConstructor:
                 )
             )
         return Explanation(rows)
+
+
+def _check_buildable(optimizer_cfg: Mapping[str, Any]) -> None:
+    # explain builds nothing without a schedule, so what building would refuse in the
+    # optimizer's own config (an unknown type, a keyword it does not take) is refused here, as
+    # the build would refuse it (its other values are checked at every call, SPEC 3.1).
+    for problem in validate_config(OPTIMIZERS, optimizer_cfg):
+        where = "optimizer_cfg" + "".join(f"[{part!r}]" for part in problem.parts)
+        if problem.kind == "unknown-type":
+            raise NotRegisteredError(f"{where}: {problem.message}")
+        if problem.kind == "unknown-keyword":
+            raise TypeError(f"{where}: {problem.message}")
 
 
 def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, Any]]) -> Optimizer:
