@@ -289,11 +289,24 @@ def test_at_that_is_not_a_list_of_steps_is_exit_status_2(
     assert "is not a comma-separated list of step numbers" in err
 
 
-def test_a_negative_step_of_an_open_schedule_exits_1(
+def test_a_negative_step_of_an_open_schedule_is_exit_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    # A step the schedule has not is a command line that cannot be acted on: one line, no build.
     open_ended = '\n[scheduler]\ntype = "ExponentialLR"\ngamma = 0.9\n'
     path = write(tmp_path, "cfg.toml", CONFIG + open_ended)
     status, out, err = explain(capsys, "explain", str(path), "--at", "-1")
-    assert (status, out) == (1, "")
-    assert "step -1 counts back from the end of the schedule" in err
+    assert (status, out) == (2, "")
+    assert f"{path}: --at -1: step -1 counts back from the end of the schedule" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_device_this_torch_cannot_use_is_exit_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this torch can use cuda")
+    path = write(tmp_path, "cfg.toml", CONFIG)
+    status, out, err = explain(capsys, "explain", str(path), "--device", "cuda")
+    assert (status, out) == (2, "")
+    assert "'cuda' is a torch device this machine's torch cannot use" in err

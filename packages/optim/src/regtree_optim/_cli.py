@@ -93,11 +93,19 @@ def _device(text: str) -> Any:
     import torch
 
     try:
-        return torch.device(text)
+        device = torch.device(text)
     except (RuntimeError, ValueError):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a torch device; try meta, cpu or cuda"
         ) from None
+    try:
+        torch.empty(0, device=device)  # a device this torch cannot use (cuda without CUDA)
+    except (RuntimeError, AssertionError) as exc:  # torch asserts it was built with CUDA
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a torch device this machine's torch cannot use ({exc}); try meta, "
+            "which shows the groups without allocating, or cpu"
+        ) from None
+    return device
 
 
 def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
@@ -107,6 +115,13 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     model_cfg, optimizer_cfg = _load_sections(path, options.overrides)
     at: list[int] | None = options.at
     scheduler_cfg = None if at is None else _scheduler_section(path, options.overrides)
+    if scheduler_cfg is not None and at is not None:
+        from ._schedulers import resolve_steps
+
+        try:  # steps the schedule has not are a bad command line, found before anything is built
+            resolve_steps(scheduler_cfg, at)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{path}: --at {','.join(map(str, at))}: {exc}") from None
     try:
         # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
         with warnings.catch_warnings(record=True) as caught:
