@@ -125,6 +125,21 @@ def test_validate_reports_the_three_planted_mistakes(tmp_path: Path) -> None:
     ]
 
 
+def test_validate_reports_a_keyword_that_a_module_without_an_init_refuses(
+    tmp_path: Path,
+) -> None:
+    # NetB has no __init__ of its own: nn.Module's takes (*args, **kwargs) only to refuse them,
+    # so validate must report what build would fail on.
+    path = tmp_path / "netb.json"
+    path.write_text(json.dumps({"model": {"type": "demo_cls.NetB", "bogus": 1}}), encoding="utf-8")
+    result = run_script("regtree", "validate", str(path), cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "model.bogus: 'demo_cls.NetB' (demo_cls._toy:NetB) takes no keyword 'bogus'" in (
+        result.stdout
+    )
+    assert run_script("regtree", "build", str(path), cwd=tmp_path).returncode == 1
+
+
 def test_build_builds_the_demo_model(tmp_path: Path, repo_root: Path) -> None:
     import torch
 
@@ -233,6 +248,10 @@ def test_the_small_config_inherits_the_demo_and_changes_a_few_values(
     assert small["model"]["backbone"]["widths"] == [8, 16, 16]
     assert small["optimizer"]["paramwise_cfg"] == base["optimizer"]["paramwise_cfg"]
     assert small["train"]["steps"] < base["train"]["steps"]
+    # Its schedule ends where its own run ends, as demo.toml's does.
+    train = small["train"]
+    assert small["scheduler"][-1]["end"] == train["steps"] + train["resume_steps"]
+    assert base["scheduler"][-1]["end"] == base["train"]["steps"] + base["train"]["resume_steps"]
 
 
 def test_resolve_shows_where_each_value_of_the_small_config_comes_from(

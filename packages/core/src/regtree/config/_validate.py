@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 from .._miss import LookupMiss, RegistryNode, check_registry
 from .._scope import check_scope, current_scope, default_scope
@@ -387,6 +387,11 @@ def _describe_target(type_value: object, target: Callable[..., object]) -> str:
     return where
 
 
+# Initializers that take (*args, **kwargs) only to refuse any: torch's nn.Module.__init__, which a
+# module without an __init__ of its own inherits. Named, not imported: the core imports no torch.
+_REFUSING_INITS: Final = frozenset({("torch.nn.modules.module", "Module.__init__")})
+
+
 def signature_of(target: Callable[..., object]) -> Signature | None:
     """Return the signature a config is checked against, annotations evaluated where they can be.
 
@@ -400,8 +405,18 @@ def signature_of(target: Callable[..., object]) -> Signature | None:
     Returns:
         Its signature, or None where it has none (some builtins and extension types).
     """
-    from inspect import signature
+    from inspect import Signature, signature
 
+    init = getattr(target, "__init__", None)
+    if (
+        isinstance(target, type)
+        and (
+            getattr(init, "__module__", None),
+            getattr(init, "__qualname__", None),
+        )
+        in _REFUSING_INITS
+    ):
+        return Signature()  # what the class takes is what it refuses: nothing
     try:
         written = signature(target)
     except (TypeError, ValueError):  # builtins and some extension types have none
