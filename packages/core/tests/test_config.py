@@ -56,6 +56,21 @@ def test_toml_is_read_with_the_standard_library(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, "cfg.toml", TOML_TEXT)) == CONFIG
 
 
+def test_toml_dates_and_times_are_read_as_their_iso_text(tmp_path: Path) -> None:
+    # Plain data, as a YAML date stays a str: resolve must print it, in JSON too.
+    text = (
+        "day = 2024-01-01\nat = 07:32:00\nwhen = 1979-05-27 07:32:00Z\n"
+        "nested = {times = [1979-05-27T00:32:00.5-07:00]}\nname = '2024-01-01'\n"
+    )
+    assert load_config(write(tmp_path, "cfg.toml", text)) == {
+        "day": "2024-01-01",
+        "at": "07:32:00",
+        "when": "1979-05-27T07:32:00+00:00",
+        "nested": {"times": ["1979-05-27T00:32:00.500000-07:00"]},
+        "name": "2024-01-01",
+    }
+
+
 @pytest.mark.parametrize("suffix", [".yaml", ".yml", ".YAML"])
 def test_yaml_is_read_where_pyyaml_is_installed(tmp_path: Path, suffix: str) -> None:
     pytest.importorskip("yaml")

@@ -104,7 +104,7 @@ def _parse_toml(filename: str, text: str) -> object:
     import tomllib
 
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # Python 3.14 gives the position as attributes; earlier versions only in the message.
         message = str(getattr(exc, "msg", exc))
@@ -118,6 +118,24 @@ def _parse_toml(filename: str, text: str) -> object:
             message = message.removesuffix("(at end of document)").rstrip()
             line = text.count("\n") + 1
         raise ConfigError(filename, f"invalid TOML: {message}", line, column) from None
+    # Only a text with a date or a time in it can hold one: the others are not walked again.
+    if re.search(r"\d\d-\d\d|\d:\d\d", text):
+        return _dates_as_text(data)
+    return data
+
+
+def _dates_as_text(value: object) -> object:
+    # A TOML date, time or date-time is read as its ISO 8601 text, as a YAML date stays a str:
+    # a config is plain data (SPEC 5), which a datetime is not (nor JSON, for resolve).
+    import datetime
+
+    if isinstance(value, dict):
+        return {key: _dates_as_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_dates_as_text(item) for item in value]
+    if isinstance(value, datetime.date | datetime.time):  # a datetime is a date too
+        return value.isoformat()
+    return value
 
 
 def _parse_yaml(filename: str, text: str, plain: bool) -> object:
