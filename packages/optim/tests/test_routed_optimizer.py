@@ -201,6 +201,41 @@ def test_a_parameter_routed_elsewhere_starts_fresh_by_name() -> None:
     _train(fresh_model, optimizer, steps=1)
 
 
+def test_load_state_dict_of_another_sub_optimizer_type_changes_nothing() -> None:
+    # Same layout, but the saved 'adamw' was an SGD: AdamW fails as it loads (no step in the
+    # state), after Muon loaded its part. Both keep what they had, and training goes on.
+    model = _model()
+    optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
+    _train(model, optimizer, steps=1)
+    other_cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    other_cfg["optimizers"]["adamw"] = {
+        "type": "SGD",
+        "lr": ADAMW_LR,
+        "momentum": 0.9,
+        "weight_decay": ADAMW_WD,
+    }
+    other_model = _model()
+    other = build_optimizer(other_model, other_cfg)
+    _train(other_model, other, steps=1)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(
+        ValueError,
+        match=r"sub-optimizer 'adamw' \(AdamW\) failed to load the saved state of its groups "
+        r"\(KeyError: 'step'\).* the RoutedOptimizer is unchanged",
+    ):
+        optimizer.load_state_dict(other.state_dict())
+    after = optimizer.state_dict()
+    assert after["param_groups"] == before["param_groups"]
+    for index, state in before["state"].items():
+        assert after["state"][index].keys() == state.keys()
+        for key, value in state.items():
+            torch.testing.assert_close(after["state"][index][key], value, rtol=0, atol=0)
+    assert optimizer.param_groups == [
+        group for sub in optimizer.optimizers.values() for group in sub.param_groups
+    ]
+    _train(model, optimizer, steps=1)
+
+
 def test_one_scheduler_drives_every_group() -> None:
     model = _model()
     optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
@@ -306,3 +341,14 @@ def test_a_bad_option_of_a_sub_optimizer_names_that_sub_optimizer() -> None:
         TypeError, match=r"optimizer_cfg\['optimizers'\]\['muon'\]\['lr'\] must be a real number"
     ):
         build_optimizer(_model(), cfg)
+
+
+def test_a_sub_optimizer_torch_refuses_is_named_in_a_note() -> None:
+    cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    cfg["optimizers"]["adamw"]["betas"] = (2.0, 0.9)
+    with pytest.raises(ValueError, match=r"Invalid beta parameter at index 0: 2\.0") as caught:
+        build_optimizer(_model(), cfg)
+    assert (
+        "regtree_optim: while building sub-optimizer 'adamw' of a RoutedOptimizer (its config: "
+        "optimizers['adamw'])"
+    ) in caught.value.__notes__

@@ -242,7 +242,7 @@ class RoutedOptimizer(Optimizer):
         built: dict[str, Optimizer] = {}
         for name, groups in routed.items():
             if groups:
-                built[name] = OPTIMIZERS.build({**configs[name], "params": groups})
+                built[name] = _build_sub(name, configs[name], groups)
         if not built:
             raise ValueError("RoutedOptimizer got an empty parameter list")
         self.optimizers: dict[str, Optimizer] = built
@@ -291,9 +291,7 @@ class RoutedOptimizer(Optimizer):
                 if name in self.optimizers:
                     self.optimizers[name].add_param_group(group)
                 else:
-                    self.optimizers[name] = OPTIMIZERS.build(
-                        {**self._configs[name], "params": [group]}
-                    )
+                    self.optimizers[name] = _build_sub(name, self._configs[name], [group])
                     # Keep the order of the configs.
                     self.optimizers = {
                         n: self.optimizers[n] for n in self._configs if n in self.optimizers
@@ -348,7 +346,9 @@ class RoutedOptimizer(Optimizer):
         by parameter name with ``load_state_dict_by_name``.
 
         Raises:
-            ValueError: the saved groups differ in number, size or sub-optimizer.
+            ValueError: the saved groups differ in number, size or sub-optimizer; or a
+                sub-optimizer fails to load its part (another optimizer type's state), after
+                which every sub-optimizer keeps the state it had.
         """
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
             hooked = pre_hook(self, state_dict)
@@ -388,8 +388,24 @@ class RoutedOptimizer(Optimizer):
                 groups.append({**group, "params": indices})
             state = {local[i]: value for i, value in saved_state.items() if i in local}
             per_sub.append((sub, {"state": state, "param_groups": groups}))
-        for sub, sub_state in per_sub:
-            sub.load_state_dict(sub_state)
+        # A sub-optimizer may fail as it loads (Adam reads each state's step: an SGD's state has
+        # none), after the ones before it loaded: every one is given back what it had.
+        before = [(sub, sub.state_dict()) for sub in self.optimizers.values()]
+        name = ""
+        try:
+            for sub_name, (sub, sub_state) in zip(self.optimizers, per_sub, strict=True):
+                name = sub_name
+                sub.load_state_dict(sub_state)
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            for sub, own in before:
+                sub.load_state_dict(own)
+            self._sync_groups()
+            raise ValueError(
+                f"sub-optimizer {name!r} ({type(self.optimizers[name]).__name__}) failed to load "
+                f"the saved state of its groups ({type(error).__name__}: {error}), which another "
+                "optimizer type saved; the RoutedOptimizer is unchanged. Load a state dict saved "
+                "with the same sub-optimizer types, or start without it"
+            ) from error
         # torch's load_state_dict replaces the groups with new dicts.
         self._sync_groups()
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
@@ -424,6 +440,19 @@ def routed_type(optimizer_cfg: Mapping[str, Any]) -> bool:
     except (NotRegisteredError, TypeError):
         return False
     return isinstance(cls, type) and issubclass(cls, RoutedOptimizer)
+
+
+def _build_sub(name: str, cfg: Mapping[str, Any], groups: list[dict[str, Any]]) -> Optimizer:
+    # torch's own messages ("Invalid momentum value") name no sub-optimizer: the note does.
+    try:
+        built: Optimizer = OPTIMIZERS.build({**cfg, "params": groups})
+    except Exception as error:
+        error.add_note(
+            f"regtree_optim: while building sub-optimizer {name!r} of a RoutedOptimizer "
+            f"(its config: optimizers[{name!r}])"
+        )
+        raise
+    return built
 
 
 def resolve_routed(
