@@ -8,7 +8,13 @@ import pytest
 import torch
 from torch import nn
 
-from regtree_optim import DefaultOptimizerConstructor, build_optimizer, register_wrapper_type
+from regtree_optim import (
+    DefaultOptimizerConstructor,
+    build_optimizer,
+    register_dcn_type,
+    register_norm_type,
+    register_wrapper_type,
+)
 
 # Importing torch._dynamo scripts a few helpers, which warns inside torch itself.
 _TORCH_JIT_DEPRECATION = "ignore:`torch\\.jit\\.\\w+` is deprecated:DeprecationWarning"
@@ -112,10 +118,31 @@ def test_plain_model_with_child_named_module_is_not_unwrapped() -> None:
 
 
 def test_register_wrapper_type_checks_its_arguments() -> None:
-    with pytest.raises(TypeError, match=r"expects a class, got 'DataParallel'"):
+    with pytest.raises(TypeError, match=r"expects a class deriving from torch\.nn\.Module .*got "):
         register_wrapper_type("DataParallel")  # type: ignore[type-var]
     with pytest.raises(TypeError, match=r"attr to be a non-empty str, got ''"):
         register_wrapper_type(nn.Sequential, attr="")
+
+
+@pytest.mark.parametrize(
+    "register",
+    [register_wrapper_type, register_norm_type, register_dcn_type],
+    ids=lambda register: register.__name__,
+)
+@pytest.mark.parametrize(
+    "cls", [nn.Module, int, nn.Linear(2, 2)], ids=["nn.Module", "int", "an instance"]
+)
+def test_a_type_that_is_no_module_class_is_refused_and_nothing_changes(
+    register: Any, cls: Any
+) -> None:
+    # nn.Module itself would make every module a wrapper (or norm, or deformable conv) for good.
+    with pytest.raises(TypeError, match=r"expects a class deriving from torch\.nn\.Module \(not "):
+        register(cls)
+    model = nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2))
+    cfg = {"type": "SGD", "lr": 0.1, "weight_decay": 0.1, "paramwise_cfg": {"norm_decay_mult": 0}}
+    optimizer = build_optimizer(model, cfg)
+    decay = {n: g["weight_decay"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert decay == {"0.weight": 0.1, "0.bias": 0.1, "1.weight": 0.0, "1.bias": 0.0}
 
 
 def test_wrapper_attribute_that_is_not_a_module() -> None:

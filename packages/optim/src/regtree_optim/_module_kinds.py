@@ -66,8 +66,14 @@ class ModuleKind:
 
 
 def _check_type(cls: object, what: str) -> type:
-    if not isinstance(cls, type):
-        raise TypeError(f"register_{what}_type expects a class, got {cls!r} ({type(cls).__name__})")
+    # Before any table changes: nn.Module itself would make every module a norm, a deformable
+    # conv or a wrapper, for good (there is no unregister), and a class that is no module none.
+    if not isinstance(cls, type) or not issubclass(cls, nn.Module) or cls is nn.Module:
+        given = f"{cls!r}" if isinstance(cls, type) else f"{cls!r} ({type(cls).__name__})"
+        raise TypeError(
+            f"register_{what}_type expects a class deriving from torch.nn.Module (not nn.Module "
+            f"itself, which every module is), got {given}"
+        )
     return cls
 
 
@@ -86,7 +92,7 @@ def register_norm_type(cls: _ModuleT) -> _ModuleT:
     Usable as a decorator; returns ``cls`` unchanged. Registering twice is a no-op.
 
     Raises:
-        TypeError: ``cls`` is not a class.
+        TypeError: ``cls`` is not a subclass of ``nn.Module`` (or is ``nn.Module``).
     """
     _add_type(cls, "norm", _norm_types)
     return cls
@@ -98,7 +104,7 @@ def register_dcn_type(cls: _ModuleT) -> _ModuleT:
     Usable as a decorator; returns ``cls`` unchanged. Registering twice is a no-op.
 
     Raises:
-        TypeError: ``cls`` is not a class.
+        TypeError: ``cls`` is not a subclass of ``nn.Module`` (or is ``nn.Module``).
     """
     _add_type(cls, "dcn", _dcn_types)
     return cls
@@ -110,7 +116,8 @@ def register_wrapper_type(cls: _ModuleT, attr: str = "module") -> _ModuleT:
     Usable as a decorator only in its one-argument form; returns ``cls`` unchanged.
 
     Raises:
-        TypeError: ``cls`` is not a class or ``attr`` is not a non-empty str.
+        TypeError: ``cls`` is not a subclass of ``nn.Module`` (or is ``nn.Module``), or ``attr``
+            is not a non-empty str.
     """
     checked = _check_type(cls, "wrapper")
     if not isinstance(attr, str) or not attr:
