@@ -181,7 +181,11 @@ def test_lr_and_weight_decay_must_be_real_numbers(key: str, value: Any, shown: s
 
 
 def test_a_str_that_reads_as_a_number_says_how_to_write_it() -> None:
-    with pytest.raises(TypeError, match=r"got '1e-4' \(str\); write it as a number"):
+    with pytest.raises(
+        TypeError,
+        match=r"got '1e-4' \(str\); write it as a number, 1e-4 without quotes \(a YAML file read "
+        r"by PyYAML alone needs 1\.0e-4, not 1e-4; regtree\.load_config reads either as a float\)",
+    ):
         DefaultOptimizerConstructor({"type": "SGD", "lr": "1e-4"})
 
 

@@ -321,8 +321,12 @@ def _as_number_hint(value: object) -> str:
             float(value)
         except ValueError:
             return ""
-        # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4).
-        return f"; write it as a number, {value} without quotes (in YAML: 1.0e-4, not 1e-4)"
+        # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4); regtree's
+        # load_config reads YAML 1.2, where it is a float.
+        return (
+            f"; write it as a number, {value} without quotes (a YAML file read by PyYAML "
+            "alone needs 1.0e-4, not 1e-4; regtree.load_config reads either as a float)"
+        )
     return ""
 
 
