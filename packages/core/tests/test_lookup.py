@@ -189,6 +189,36 @@ def test_a_failing_location_raises_with_a_note_and_is_retried(
         ]
 
 
+def test_a_location_that_fails_after_registering_takes_its_entries_back(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # Each retry runs the module again: entries its failed run left would clash with the new
+    # run's and hide the real error behind an AlreadyRegisteredError. The location imported
+    # before it keeps its entries (Python does not import it again).
+    _write_location(module_dir, "loc_good", "registry.register_module(name='Good', module=set)\n")
+    body = (
+        "registry.register_module(name='Half', module=type('Half', (), {}))\n"
+        "if not getattr(sys.modules[__name__ + '_switch'], 'ON', False):\n"
+        "    raise ImportError('loc_half needs the optional dependency zzz')\n"
+    )
+    _write_location(module_dir, "loc_half", "import sys\n" + body)
+    switch = types.ModuleType("loc_half_switch")
+    sys.modules["loc_half_switch"] = switch
+    try:
+        registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_good", "loc_half"])
+        location_host.registry = registry  # type: ignore[attr-defined]
+        registry.register_module(name="Eager", module=dict)
+        for _ in range(2):
+            with pytest.raises(ImportError, match="needs the optional dependency zzz"):
+                registry.get("Half")
+            assert list(registry) == ["Eager", "Good"]
+        switch.ON = True  # type: ignore[attr-defined]  # the dependency, installed meanwhile
+        assert registry.get("Half") is not None
+        assert list(registry) == ["Eager", "Good", "Half"]
+    finally:
+        del sys.modules["loc_half_switch"]
+
+
 def test_many_distinct_misses_never_hide_a_later_registration(tree: Tree) -> None:
     keys = [f"Missing{number}" for number in range(5_000)]
     assert all(tree.little.get(key) is None for key in keys)

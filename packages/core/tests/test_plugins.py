@@ -123,6 +123,10 @@ def test_a_plugin_that_fails_after_creating_its_registry_is_never_a_miss(
             plugin_host.root.get(key)
     with pytest.raises(ImportError, match="failed to import earlier"):
         plugin_host.root.build({"type": "plug_half.Second"})
+    # Nor is it offered: a key into it could only raise that error.
+    with pytest.raises(NotRegisteredError) as missed:
+        plugin_host.root.build({"type": "Frist"})
+    assert "plug_half" not in str(missed.value)
 
 
 def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(

@@ -29,9 +29,9 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
     """Return registered keys close to what ``miss`` lacked, each written to resolve from there.
 
     Candidates are the names the key's own scopes reach (``'toycls.Body'`` for ``'toycls.Bdy'``;
-    plain names for an unscoped key), then every entry of the tree as ``'scope.Name'``; they are
-    compared by name, ignoring case. Registries are read from snapshots, so registrations in
-    other threads meanwhile are harmless.
+    plain names for an unscoped key), then every entry of the tree as ``'scope.Name'``, less
+    those of a scope whose plugin failed to import; they are compared by name, ignoring case.
+    Registries are read from snapshots, so registrations in other threads meanwhile are harmless.
 
     Args:
         miss: What a lookup found missing.
@@ -59,7 +59,10 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
                     reachable.add(name)
                     offer(prefix + name, name, obj)
             node = node.parent
+    failed = _plugins.catalog.failed
     for member in miss.registry.root.walk():
+        if member.scope in failed:  # its plugin failed: a key into it raises that ImportError
+            continue
         for name, obj in member.module_dict.copy().items():
             offer(f"{member.scope}.{name}", name, obj)
     near = closest(miss.name.rpartition(".")[2], by_name, count=3)

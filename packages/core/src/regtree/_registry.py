@@ -445,19 +445,34 @@ class Registry(RegistryBase, Generic[T]):
             if not self._locations_pending or self._importing_locations:
                 return
             self._importing_locations = True
-            location = ""
             try:
                 for location in self._locations:
-                    __import__(location)
-            except Exception as exc:
-                exc.add_note(
-                    f"regtree: while importing location {location!r} of {registry_label(self)}"
-                )
-                raise
-            else:
+                    self._import_location(location)
                 self._locations_pending = False
             finally:
                 self._importing_locations = False
+
+    def _import_location(self, location: str) -> None:
+        before = dict(self._module_dict)
+        try:
+            __import__(location)
+        except Exception as exc:
+            # What the failed module registered here is taken back: the next lookup imports it
+            # again (Python dropped it), and its entries would clash with this run's, hiding the
+            # error behind an AlreadyRegisteredError. The locations imported before it stay.
+            self._take_back_since(before)
+            exc.add_note(
+                f"regtree: while importing location {location!r} of {registry_label(self)}"
+            )
+            raise
+
+    def _take_back_since(self, before: dict[str, Any]) -> None:
+        entries = self._module_dict
+        with self._root._lock:
+            for name in [name for name in entries if name not in before]:
+                del entries[name]
+            entries.update(before)  # a forced replacement, in place
+        self._forget()
 
     # -- registration ------------------------------------------------------------------------
 
