@@ -453,26 +453,33 @@ class Registry(RegistryBase, Generic[T]):
                 self._importing_locations = False
 
     def _import_location(self, location: str) -> None:
-        before = dict(self._module_dict)
+        before = set(self._module_dict)
         try:
             __import__(location)
         except Exception as exc:
-            # What the failed module registered here is taken back: the next lookup imports it
-            # again (Python dropped it), and its entries would clash with this run's, hiding the
-            # error behind an AlreadyRegisteredError. The locations imported before it stay.
-            self._take_back_since(before)
+            self._take_back_dropped(before)
             exc.add_note(
                 f"regtree: while importing location {location!r} of {registry_label(self)}"
             )
             raise
 
-    def _take_back_since(self, before: dict[str, Any]) -> None:
+    def _take_back_dropped(self, before: set[str]) -> None:
+        # The entries a failed import added whose modules Python dropped with it: the next
+        # lookup runs those modules again, and their first run's entries would clash with the
+        # second's, hiding the error behind an AlreadyRegisteredError. An entry of a module
+        # still imported (a helper the location imported, another thread's class) stays: no
+        # import would bring it back.
         entries = self._module_dict
         with self._root._lock:
-            for name in [name for name in entries if name not in before]:
+            dropped = [
+                name
+                for name, obj in entries.items()
+                if name not in before and _dropped_by_python(obj)
+            ]
+            for name in dropped:
                 del entries[name]
-            entries.update(before)  # a forced replacement, in place
-        self._forget()
+        if dropped:
+            self._forget()
 
     # -- registration ------------------------------------------------------------------------
 
@@ -672,6 +679,12 @@ def _holds(frame: FrameType, obj: object) -> bool:
         if type(value) in (tuple, list) and any(item is obj for item in value):
             return True
     return False
+
+
+def _dropped_by_python(obj: object) -> bool:
+    """Whether ``obj`` comes from a module that is no longer imported (a failed import)."""
+    module = getattr(obj, "__module__", None)
+    return isinstance(module, str) and module not in sys.modules
 
 
 def _location_names(locations: object, registry_name: str) -> tuple[str, ...]:
