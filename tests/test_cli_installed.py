@@ -140,6 +140,31 @@ def test_validate_reports_a_keyword_that_a_module_without_an_init_refuses(
     assert run_script("regtree", "build", str(path), cwd=tmp_path).returncode == 1
 
 
+def test_validate_takes_what_call_super_init_passes_on() -> None:
+    # With call_super_init, nn.Module.__init__ hands its keywords to the next __init__.
+    from torch import nn
+
+    from regtree import Registry
+
+    class Configured:
+        def __init__(self, width: int = 1) -> None:
+            self.width = width
+
+    class Net(nn.Module, Configured):
+        call_super_init = True
+
+    class Plain(nn.Module):
+        pass
+
+    registry: Registry[Any] = Registry("model", scope="test_call_super_init")
+    registry.register_module(module=Net)
+    registry.register_module(module=Plain)
+    assert registry.validate({"type": "Net", "width": 4}) == []
+    assert registry.build({"type": "Net", "width": 4}).width == 4
+    problems = registry.validate({"type": "Plain", "width": 4})
+    assert [problem.kind for problem in problems] == ["unknown-keyword"]
+
+
 def test_build_builds_the_demo_model(tmp_path: Path, repo_root: Path) -> None:
     import torch
 

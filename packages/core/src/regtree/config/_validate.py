@@ -388,7 +388,8 @@ def _describe_target(type_value: object, target: Callable[..., object]) -> str:
 
 
 # Initializers that take (*args, **kwargs) only to refuse any: torch's nn.Module.__init__, which a
-# module without an __init__ of its own inherits. Named, not imported: the core imports no torch.
+# module without an __init__ of its own inherits (unless it sets call_super_init). Named, not
+# imported: the core imports no torch.
 _REFUSING_INITS: Final = frozenset({("torch.nn.modules.module", "Module.__init__")})
 
 
@@ -408,13 +409,12 @@ def signature_of(target: Callable[..., object]) -> Signature | None:
     from inspect import Signature, signature
 
     init = getattr(target, "__init__", None)
+    refusing = (getattr(init, "__module__", None), getattr(init, "__qualname__", None))
+    # call_super_init: nn.Module.__init__ passes what it is given to the next __init__ (a mixin's).
     if (
         isinstance(target, type)
-        and (
-            getattr(init, "__module__", None),
-            getattr(init, "__qualname__", None),
-        )
-        in _REFUSING_INITS
+        and refusing in _REFUSING_INITS
+        and not getattr(target, "call_super_init", False)
     ):
         return Signature()  # what the class takes is what it refuses: nothing
     try:
