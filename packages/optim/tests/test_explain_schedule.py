@@ -112,6 +112,18 @@ def test_a_schedule_that_fails_to_build_leaves_the_model_unfrozen() -> None:
     assert all(param.requires_grad for param in model.parameters())
 
 
+def test_a_tensor_lr_of_the_config_is_not_stepped() -> None:
+    # torch keeps the config's tensor as the group's lr, and a scheduler changes it in place.
+    lr = torch.tensor(0.5)
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": lr}, {"bias_lr_mult": 2.0})
+    rows = constructor.explain(_model(), scheduler=SCHEDULE, at=[0, 300])
+    assert lr.item() == 0.5
+    assert constructor.optimizer_cfg["lr"] is lr
+    # Each step's lr as it was then, not the tensor as the last step left it.
+    assert float(rows[0].lr_at[0]) == pytest.approx(0.5 * 0.01)
+    assert float(rows[0].lr_at[300]) != pytest.approx(float(rows[0].lr_at[0]))
+
+
 def test_the_table_prints_one_column_per_step() -> None:
     rows = _constructor().explain(_model(), scheduler=SCHEDULE, at=[0, 300, -1])
     header, _, *lines = str(rows).splitlines()

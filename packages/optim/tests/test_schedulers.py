@@ -240,6 +240,20 @@ def test_a_scheduler_that_fails_to_build_leaves_the_optimizer_as_it_was(
     assert [dict(group) for group in optimizer.param_groups] == before
 
 
+def test_a_tensor_lr_is_given_back_too() -> None:
+    # torch's schedulers change a tensor lr in place.
+    param = nn.Parameter(torch.ones(2))
+    lr = torch.tensor(0.5)
+    optimizer = torch.optim.SGD([param], lr=lr)
+    with pytest.raises(Exception, match=r"'NoSuchLR' is not registered"):
+        build_scheduler(
+            optimizer, [{"type": "LinearLR", "start_factor": 0.1, "end": 5}, {"type": "NoSuchLR"}]
+        )
+    assert optimizer.param_groups[0]["lr"] is lr
+    assert lr.item() == 0.5
+    assert "initial_lr" not in optimizer.param_groups[0]
+
+
 def test_sequential_lr_builds_its_scheduler_configs_first() -> None:
     cfg = {
         "type": "SequentialLR",

@@ -408,9 +408,16 @@ def build_scheduler(
     """
     schedule = plan_schedule(cfg)
     phases = [copy.copy(phase) for phase in schedule.phases]
-    # Each scheduler sets the groups' lr (and initial_lr, a cyclic one momentum) as it is built:
-    # where a later one fails, they are given back, so a bad config leaves the optimizer as it was.
+    # Each scheduler sets the groups' lr (and initial_lr, a cyclic one momentum) as it is built,
+    # a tensor lr in place: where a later one fails, they are given back, so a bad config leaves
+    # the optimizer as it was.
     before = [dict(group) for group in optimizer.param_groups]
+    tensors = [
+        (value, value.clone())
+        for settings in before
+        for key, value in settings.items()
+        if key != "params" and isinstance(value, torch.Tensor)
+    ]
     try:
         schedulers = [_build_one(optimizer, phase) for phase in phases]
         if len(schedulers) == 1:
@@ -422,6 +429,9 @@ def build_scheduler(
         for group, settings in zip(optimizer.param_groups, before, strict=True):
             group.clear()
             group.update(settings)
+        with torch.no_grad():
+            for tensor, value in tensors:
+                tensor.copy_(value)
         raise
 
 
@@ -488,6 +498,12 @@ def lr_at_by_name(
             "the optimizer's parameter groups carry no 'param_names', so the lrs cannot be told "
             "by parameter; build the optimizer with regtree_optim.build_optimizer"
         )
+    # A tensor lr may be the config's own object (torch keeps what it is given), which stepping
+    # changes in place: the steps run on copies, so that only this optimizer's lrs change.
+    for group in optimizer.param_groups:
+        for key, value in group.items():
+            if key != "params" and isinstance(value, torch.Tensor):
+                group[key] = value.clone()
     lrs: dict[int, list[Any]] = {}
     with warnings.catch_warnings():
         # Stepping the scheduler alone is the point here: no optimizer.step() comes first.
@@ -497,8 +513,11 @@ def lr_at_by_name(
         for step in range(last + 1):
             if step:
                 scheduler.step()
-            if step in wanted:
-                lrs[step] = [group["lr"] for group in optimizer.param_groups]
+            if step in wanted:  # a tensor lr changes in place at the next step: its value now
+                lrs[step] = [
+                    lr.clone() if isinstance(lr := group["lr"], torch.Tensor) else lr
+                    for group in optimizer.param_groups
+                ]
     result: dict[str, dict[int, Any]] = {}
     for index, group_names in enumerate(names):
         assert group_names is not None
