@@ -304,9 +304,21 @@ def test_a_negative_step_of_an_open_schedule_is_exit_status_2(
 def test_a_device_this_torch_cannot_use_is_exit_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    if torch.cuda.is_available():
-        pytest.skip("this torch can use cuda")
+    # No CUDA here, or no hundredth GPU there: either way a device this torch cannot use.
     path = write(tmp_path, "cfg.toml", CONFIG)
-    status, out, err = explain(capsys, "explain", str(path), "--device", "cuda")
+    status, out, err = explain(capsys, "explain", str(path), "--device", "cuda:99")
     assert (status, out) == (2, "")
-    assert "'cuda' is a torch device this machine's torch cannot use" in err
+    assert "'cuda:99' is a torch device this machine's torch cannot use" in err
+
+
+def test_a_schedule_that_cannot_be_built_is_exit_status_1_not_a_bad_at(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Phases that do not meet are the config's problem, reported as a failed explain.
+    gap = SCHEDULE.replace("end = 100", "end = 90") + "begin = 100\n"
+    path = write(tmp_path, "cfg.toml", CONFIG + gap)
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0")
+    assert (status, out) == (1, "")
+    assert f"explaining {path} failed:" in err
+    assert "the phases of the schedule must be contiguous" in err
+    assert "--at" not in err

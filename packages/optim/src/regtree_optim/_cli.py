@@ -116,12 +116,17 @@ def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
     at: list[int] | None = options.at
     scheduler_cfg = None if at is None else _scheduler_section(path, options.overrides)
     if scheduler_cfg is not None and at is not None:
-        from ._schedulers import resolve_steps
+        from ._schedulers import plan_schedule, resolve_steps
 
-        try:  # steps the schedule has not are a bad command line, found before anything is built
-            resolve_steps(scheduler_cfg, at)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"{path}: --at {','.join(map(str, at))}: {exc}") from None
+        try:
+            plan_schedule(scheduler_cfg)
+        except (TypeError, ValueError):
+            pass  # the config's own problem: the explain below fails on it, as a failed build
+        else:
+            try:  # steps the schedule has not are a bad command line, found before any build
+                resolve_steps(scheduler_cfg, at)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"{path}: --at {','.join(map(str, at))}: {exc}") from None
     try:
         # Warnings (a skipped shared parameter, an unused custom key) belong in the report.
         with warnings.catch_warnings(record=True) as caught:
