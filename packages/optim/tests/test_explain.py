@@ -81,6 +81,12 @@ def test_explain_reports_none_for_options_the_optimizer_lacks(model: nn.Module) 
             r"optimizer_cfg\['type'\]: 'SGDD' is not registered .* Did you mean 'SGD'",
         ),
         (
+            {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bias_lr_mult": 2}},
+            TypeError,
+            r"optimizer_cfg holds 'paramwise_cfg', which build_optimizer takes out of an "
+            r"optimizer config before it builds; pass the whole config to build_optimizer",
+        ),
+        (
             {"type": "SGD", "lr": 0.1, "momentm": 0.9},
             TypeError,
             r"optimizer_cfg\['momentm'\]: .*SGD\) takes no keyword 'momentm'; did you mean "
