@@ -65,6 +65,31 @@ def test_a_with_restores_what_it_found_while_a_generator_inside_it_is_suspended(
     assert current_scope() is None
 
 
+def test_two_blocks_left_open_inside_an_ended_one_each_restore_in_turn() -> None:
+    # The outer block ends first (back to 'base', which the generator then resumes in); the blocks
+    # still open inside it end in their order: the inner one restores what it found, the outer
+    # one of the two what the ended block found.
+    seen: list[str | None] = []
+
+    def suspended() -> Generator[None, None, None]:
+        with default_scope("first"):
+            with default_scope("second"):
+                yield
+                seen.append(current_scope())
+            seen.append(current_scope())
+        seen.append(current_scope())
+
+    with default_scope("base"):
+        with default_scope("outer"):
+            generator = suspended()
+            next(generator)
+        assert current_scope() == "base"
+        next(generator, None)  # resumes: both blocks end
+        assert seen == ["base", "first", "base"]
+        assert current_scope() == "base"
+    assert current_scope() is None
+
+
 def test_a_with_restores_what_it_found_while_an_async_generator_inside_it_is_suspended() -> None:
     async def suspended() -> AsyncGenerator[None, None]:
         with default_scope("inner"):

@@ -230,6 +230,22 @@ def test_tensors_repeated_within_a_module_and_shared_ones_interleaved() -> None:
     assert names == ["a.weight", "a.bias", "b.first", "b.second"]
 
 
+def test_what_one_module_looked_through_is_not_taken_for_the_next_module_s_own() -> None:
+    # a repeats its own tensor (so its entries are looked through); b then meets a's tensor,
+    # which is a duplicate in b, not one of b's own.
+    model = nn.Module()
+    model.a, model.b = nn.Module(), nn.Module()
+    shared, own = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(3))
+    model.a.register_parameter("w", shared)
+    model.a.register_parameter("w_again", shared)
+    model.b.register_parameter("v", own)
+    model.b.register_parameter("shared", shared)
+    cfg = {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"bypass_duplicate": True}}
+    with pytest.warns(UserWarning, match=r"'b\.shared' is the same tensor as 'a\.w'"):
+        optimizer = build_optimizer(model, cfg)
+    assert [n for g in optimizer.param_groups for n in g["param_names"]] == ["a.w", "b.v"]
+
+
 def test_groups_an_add_params_override_appends_hold_earlier_occurrences() -> None:
     # mmcv-era code may append a group of its own to params; a tensor in it met again by the
     # walk is a duplicate, named by the group's param_names where it has them.

@@ -19,8 +19,7 @@ class RegistryBase:
     """The base class of :class:`regtree.Registry`, defined here so that a build can check it.
 
     The build and the validator cannot import the registry's module, which imports them; a
-    registry is what derives from this class. A plain class, not an ABC: the check runs on every
-    build.
+    registry is what derives from this class.
     """
 
     __slots__ = ()

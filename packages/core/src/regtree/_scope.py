@@ -110,7 +110,10 @@ class default_scope:
         if block is None:  # entered in another context (a generator closed elsewhere)
             return
         found, chain = block[1], block[2]
-        if inside:  # the block just inside this one now restores what this one found
+        # Blocks still open inside this one (a suspended generator's) stay open; the one just
+        # inside now restores what this one found, since what it found ends here, so that no
+        # scope of this block outlives it.
+        if inside:
             owner, _, _ = inside.pop()
             chain = (owner, found, chain)
             for owner, its_found, _ in reversed(inside):

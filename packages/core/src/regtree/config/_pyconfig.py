@@ -471,7 +471,8 @@ class _Evaluator:
 
     def expr_JoinedStr(self, node: ast.JoinedStr, names: Mapping[str, Node]) -> Node:
         parts: list[str] = []
-        length = 0  # many wide fields could add up to any size
+        # Formatted as str.format formats, and counted there: many wide fields add up.
+        formatter = _DataFormatter(node)
         for value in node.values:
             if isinstance(value, ast.Constant):
                 parts.append(self.restore(str(value.value)))
@@ -487,9 +488,7 @@ class _Evaluator:
             spec = ""
             if value.format_spec is not None:
                 spec = to_plain(self.expr(value.format_spec, names))  # type: ignore[assignment]
-            parts.append(_format(value, plain, spec))
-            length += len(parts[-1])
-            _check_size(node, length, "str")
+            parts.append(formatter.format_field(plain, spec))
         return self.leaf(node, "".join(parts))
 
     def expr_ListComp(
