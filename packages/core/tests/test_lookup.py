@@ -219,6 +219,27 @@ def test_a_location_that_fails_after_registering_takes_its_entries_back(
         del sys.modules["loc_half_switch"]
 
 
+def test_a_failed_location_s_partials_and_forced_replacements_are_taken_back(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # A partial is the dropped module's by its function; a forced replacement is undone.
+    body = (
+        "import functools\n"
+        "def make(x): return x\n"
+        "registry.register_module(name='part', module=functools.partial(make, 1))\n"
+        "registry.register_module(name='Old', module=type('New', (), {}), force=True)\n"
+        "raise RuntimeError('the real error')\n"
+    )
+    _write_location(module_dir, "loc_partial", body)
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_partial"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    registry.register_module(name="Old", module=dict)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="the real error"):
+            registry.get("part")
+        assert registry.module_dict == {"Old": dict}
+
+
 def test_many_distinct_misses_never_hide_a_later_registration(tree: Tree) -> None:
     keys = [f"Missing{number}" for number in range(5_000)]
     assert all(tree.little.get(key) is None for key in keys)

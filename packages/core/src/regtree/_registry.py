@@ -453,7 +453,7 @@ class Registry(RegistryBase, Generic[T]):
                 self._importing_locations = False
 
     def _import_location(self, location: str) -> None:
-        before = set(self._module_dict)
+        before = dict(self._module_dict)
         try:
             __import__(location)
         except Exception as exc:
@@ -463,22 +463,25 @@ class Registry(RegistryBase, Generic[T]):
             )
             raise
 
-    def _take_back_dropped(self, before: set[str]) -> None:
-        # The entries a failed import added whose modules Python dropped with it: the next
+    def _take_back_dropped(self, before: dict[str, Any]) -> None:
+        # What a failed import bound here from modules that Python dropped with it: the next
         # lookup runs those modules again, and their first run's entries would clash with the
         # second's, hiding the error behind an AlreadyRegisteredError. An entry of a module
         # still imported (a helper the location imported, another thread's class) stays: no
         # import would bring it back.
         entries = self._module_dict
         with self._root._lock:
-            dropped = [
-                name
-                for name, obj in entries.items()
-                if name not in before and _dropped_by_python(obj)
+            changed = [
+                (name, before.get(name, _FREE))
+                for name, obj in list(entries.items())  # one step: no registration midway
+                if before.get(name, _FREE) is not obj and _dropped_by_python(obj)
             ]
-            for name in dropped:
-                del entries[name]
-        if dropped:
+            for name, held in changed:
+                if held is _FREE:
+                    del entries[name]
+                else:  # a forced replacement, undone in place
+                    entries[name] = held
+        if changed:
             self._forget()
 
     # -- registration ------------------------------------------------------------------------
@@ -682,8 +685,17 @@ def _holds(frame: FrameType, obj: object) -> bool:
 
 
 def _dropped_by_python(obj: object) -> bool:
-    """Whether ``obj`` comes from a module that is no longer imported (a failed import)."""
-    module = getattr(obj, "__module__", None)
+    """Whether ``obj`` comes from a module that is no longer imported (a failed import).
+
+    A partial comes from its function's module; an instance (a callable object) from its
+    class's, which ``__module__`` gives.
+    """
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    try:
+        module = getattr(obj, "__module__", None)
+    except Exception:  # a hostile __getattr__: nothing to take back
+        return False
     return isinstance(module, str) and module not in sys.modules
 
 
