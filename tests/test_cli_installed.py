@@ -156,13 +156,18 @@ def test_validate_takes_what_call_super_init_passes_on() -> None:
     class Plain(nn.Module):
         pass
 
+    class PlainPassingOn(nn.Module):
+        call_super_init = True  # on to object.__init__, which takes nothing
+
     registry: Registry[Any] = Registry("model", scope="test_call_super_init")
     registry.register_module(module=Net)
     registry.register_module(module=Plain)
     assert registry.validate({"type": "Net", "width": 4}) == []
     assert registry.build({"type": "Net", "width": 4}).width == 4
-    problems = registry.validate({"type": "Plain", "width": 4})
-    assert [problem.kind for problem in problems] == ["unknown-keyword"]
+    registry.register_module(module=PlainPassingOn)
+    for name in ("Plain", "PlainPassingOn"):
+        problems = registry.validate({"type": name, "width": 4})
+        assert [problem.kind for problem in problems] == ["unknown-keyword"], name
 
 
 def test_build_builds_the_demo_model(tmp_path: Path, repo_root: Path) -> None:

@@ -410,13 +410,14 @@ def signature_of(target: Callable[..., object]) -> Signature | None:
 
     init = getattr(target, "__init__", None)
     refusing = (getattr(init, "__module__", None), getattr(init, "__qualname__", None))
-    # call_super_init: nn.Module.__init__ passes what it is given to the next __init__ (a mixin's).
-    if (
-        isinstance(target, type)
-        and refusing in _REFUSING_INITS
-        and not getattr(target, "call_super_init", False)
-    ):
-        return Signature()  # what the class takes is what it refuses: nothing
+    if isinstance(target, type) and refusing in _REFUSING_INITS:
+        if not getattr(target, "call_super_init", False):
+            return Signature()  # what the class takes is what it refuses: nothing
+        # nn.Module.__init__ passes what it is given on to the next __init__ of the MRO.
+        after = target.__mro__[[vars(cls).get("__init__") for cls in target.__mro__].index(init) :]
+        for cls in after[1:]:
+            if "__init__" in vars(cls):
+                return Signature() if cls is object else signature_of(cls)
     try:
         written = signature(target)
     except (TypeError, ValueError):  # builtins and some extension types have none
