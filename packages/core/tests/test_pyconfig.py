@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 
@@ -335,6 +336,16 @@ def test_str_format_takes_nested_fields_as_f_strings_do(tmp_path: Path) -> None:
         "c": "3.14|   7",
         "d": "**'a'**",
     }
+
+
+def test_an_f_string_field_that_cannot_be_formatted_is_located_at_the_field(
+    tmp_path: Path,
+) -> None:
+    # Python 3.12 gives each field of a multi-line f-string its own line (3.11 the f-string's).
+    source = 'x = 5\ny = f"""first\n{x:q}"""\n'
+    field = ast.parse(source).body[1].value.values[1]  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=rf"cfg\.py, line {field.lineno}: cannot format int 5"):
+        load_config(write(tmp_path, "cfg.py", source))
 
 
 @pytest.mark.parametrize(

@@ -488,7 +488,7 @@ class _Evaluator:
             spec = ""
             if value.format_spec is not None:
                 spec = to_plain(self.expr(value.format_spec, names))  # type: ignore[assignment]
-            parts.append(formatter.format_field(plain, spec))
+            parts.append(formatter.formatted(value, plain, spec))
         return self.leaf(node, "".join(parts))
 
     def expr_ListComp(
@@ -853,7 +853,11 @@ class _DataFormatter(string.Formatter):
         return super().get_value(key, args, kwargs)
 
     def format_field(self, value: object, format_spec: str) -> str:
-        text = _format(self.node, value, format_spec)
+        return self.formatted(self.node, value, format_spec)
+
+    def formatted(self, where: ast.AST, value: object, format_spec: str) -> str:
+        """``value`` formatted, an error located at ``where`` (an f-string's own field)."""
+        text = _format(where, value, format_spec)
         self.length += len(text)  # many wide fields could add up to any size
         _check_size(self.node, self.length, "str")
         return text
