@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import torch
 from torch import nn
 
 from regtree import NotRegisteredError
@@ -101,6 +102,17 @@ def test_explain_refuses_what_building_would_refuse(
     constructor = DefaultOptimizerConstructor(optimizer_cfg, {"bias_lr_mult": 2})
     with pytest.raises(error, match=match):
         constructor.explain(model)
+
+
+def test_an_optimizer_that_takes_a_constructor_keyword_is_explained(model: nn.Module) -> None:
+    # Only where the optimizer does not take them are 'constructor' and 'paramwise_cfg' refused.
+    class Takes(torch.optim.SGD):
+        def __init__(self, params: Any, lr: float, constructor: object = None) -> None:
+            super().__init__(params, lr=lr)
+
+    cfg = {"type": Takes, "lr": 0.1, "constructor": "mine"}
+    rows = DefaultOptimizerConstructor(cfg, {"bias_lr_mult": 2}).explain(model)
+    assert {row.lr for row in rows} == {0.1, 0.2}
 
 
 def test_explanation_prints_as_a_table(

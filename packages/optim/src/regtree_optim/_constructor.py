@@ -384,17 +384,19 @@ def _check_buildable(optimizer_cfg: Mapping[str, Any]) -> None:
     # explain builds nothing without a schedule, so what building would refuse in the
     # optimizer's own config (an unknown type, a keyword it does not take) is refused here, as
     # the build would refuse it (its other values are checked at every call, SPEC 3.1).
-    for key in ("paramwise_cfg", "constructor"):
-        if key in optimizer_cfg:  # an mmcv-style whole config: the closest keyword would mislead
-            raise TypeError(
-                f"optimizer_cfg holds {key!r}, which build_optimizer takes out of an optimizer "
-                "config before it builds; pass the whole config to build_optimizer, or the "
-                "paramwise_cfg to DefaultOptimizerConstructor as its second argument"
-            )
     for problem in validate_config(OPTIMIZERS, optimizer_cfg):
         where = "optimizer_cfg" + "".join(f"[{part!r}]" for part in problem.parts)
         if problem.kind == "unknown-type":
             raise NotRegisteredError(f"{where}: {problem.message}")
+        if problem.kind == "unknown-keyword" and problem.parts in (
+            ("paramwise_cfg",),
+            ("constructor",),
+        ):  # an mmcv-style whole config: the closest keyword ('params') would mislead
+            raise TypeError(
+                f"optimizer_cfg holds {problem.parts[0]!r}, which build_optimizer takes out of "
+                "an optimizer config before it builds; pass the whole config to build_optimizer, "
+                "or the paramwise_cfg to DefaultOptimizerConstructor as its second argument"
+            )
         if problem.kind == "unknown-keyword":
             raise TypeError(f"{where}: {problem.message}")
 
