@@ -388,17 +388,16 @@ def _check_buildable(optimizer_cfg: Mapping[str, Any]) -> None:
         where = "optimizer_cfg" + "".join(f"[{part!r}]" for part in problem.parts)
         if problem.kind == "unknown-type":
             raise NotRegisteredError(f"{where}: {problem.message}")
-        if problem.kind == "unknown-keyword" and problem.parts in (
-            ("paramwise_cfg",),
-            ("constructor",),
-        ):  # an mmcv-style whole config: the closest keyword ('params') would mislead
+        if problem.kind != "unknown-keyword":
+            continue
+        if problem.parts in (("paramwise_cfg",), ("constructor",)):
+            # An mmcv-style whole config: the closest keyword ('params') would mislead.
             raise TypeError(
                 f"optimizer_cfg holds {problem.parts[0]!r}, which build_optimizer takes out of "
                 "an optimizer config before it builds; pass the whole config to build_optimizer, "
                 "or the paramwise_cfg to DefaultOptimizerConstructor as its second argument"
             )
-        if problem.kind == "unknown-keyword":
-            raise TypeError(f"{where}: {problem.message}")
+        raise TypeError(f"{where}: {problem.message}")
 
 
 def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, Any]]) -> Optimizer:

@@ -412,12 +412,7 @@ def build_scheduler(
     # a tensor lr in place: where a later one fails, they are given back, so a bad config leaves
     # the optimizer as it was.
     before = [dict(group) for group in optimizer.param_groups]
-    tensors = [
-        (value, value.clone())
-        for settings in before
-        for key, value in settings.items()
-        if key != "params" and isinstance(value, torch.Tensor)
-    ]
+    tensors = [(value, value.clone()) for group in before for _, value in _tensor_options(group)]
     try:
         schedulers = [_build_one(optimizer, phase) for phase in phases]
         if len(schedulers) == 1:
@@ -433,6 +428,15 @@ def build_scheduler(
             for tensor, value in tensors:
                 tensor.copy_(value)
         raise
+
+
+def _tensor_options(group: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    # A group's tensor-valued options (a tensor lr), which schedulers change in place.
+    return [
+        (key, value)
+        for key, value in group.items()
+        if key != "params" and isinstance(value, torch.Tensor)
+    ]
 
 
 # -- explain's lr columns ----------------------------------------------------------------------
@@ -501,9 +505,8 @@ def lr_at_by_name(
     # A tensor lr may be the config's own object (torch keeps what it is given), which stepping
     # changes in place: the steps run on copies, so that only this optimizer's lrs change.
     for group in optimizer.param_groups:
-        for key, value in group.items():
-            if key != "params" and isinstance(value, torch.Tensor):
-                group[key] = value.clone()
+        for key, value in _tensor_options(group):
+            group[key] = value.clone()
     lrs: dict[int, list[Any]] = {}
     with warnings.catch_warnings():
         # Stepping the scheduler alone is the point here: no optimizer.step() comes first.

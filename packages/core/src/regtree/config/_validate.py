@@ -414,10 +414,10 @@ def signature_of(target: Callable[..., object]) -> Signature | None:
         if not getattr(target, "call_super_init", False):
             return Signature()  # what the class takes is what it refuses: nothing
         # nn.Module.__init__ passes what it is given on to the next __init__ of the MRO.
-        after = target.__mro__[[vars(cls).get("__init__") for cls in target.__mro__].index(init) :]
-        for cls in after[1:]:
-            if "__init__" in vars(cls):
-                return Signature() if cls is object else signature_of(cls)
+        mro = target.__mro__
+        start = next(i for i, cls in enumerate(mro) if vars(cls).get("__init__") is init)
+        following = next(cls for cls in mro[start + 1 :] if "__init__" in vars(cls))
+        return Signature() if following is object else signature_of(following)
     try:
         written = signature(target)
     except (TypeError, ValueError):  # builtins and some extension types have none
