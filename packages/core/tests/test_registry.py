@@ -43,6 +43,23 @@ def test_scope_of_a_top_level_module_is_its_name(module_dir: Path) -> None:
     assert infer_tools.MODELS.scope == "infer_tools"
 
 
+def test_scope_of_a_generic_registry_is_its_callers_package(module_dir: Path) -> None:
+    # Registry[Any](...) calls through typing's alias, which must not count as the caller.
+    _write(module_dir, "typed_pkg/__init__.py", "")
+    _write(
+        module_dir,
+        "typed_pkg/models.py",
+        """\
+        from typing import Any
+        from regtree import Registry
+        MODELS = Registry[Any]('model')
+        """,
+    )
+    from typed_pkg import models  # type: ignore[import-not-found]
+
+    assert models.MODELS.scope == "typed_pkg"
+
+
 def test_scope_is_main_without_a_module() -> None:
     code = "from regtree import Registry; print(Registry('model').scope)"
     result = subprocess.run(

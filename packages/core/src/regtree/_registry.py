@@ -147,8 +147,11 @@ class Registry(RegistryBase, Generic[T]):
     def _constructor_caller(self) -> FrameType | None:
         # The nearest frame that does not hold this registry: the frames that do are making it
         # (Registry.__init__, a subclass's __init__ calling super(), anything wrapping them).
+        # ``Registry[T](...)`` runs through typing's alias call, which holds no registry yet.
         frame: FrameType | None = sys._getframe(1)
-        while frame is not None and _holds(frame, self):
+        while frame is not None and (
+            _holds(frame, self) or frame.f_globals.get("__name__") == "typing"
+        ):
             frame = frame.f_back
         return frame
 
