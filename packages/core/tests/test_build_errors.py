@@ -5,6 +5,7 @@ One note per build level, keyword diagnostics, and NotRegisteredError's did-you-
 
 from __future__ import annotations
 
+import functools
 import re
 import traceback
 from typing import Any
@@ -149,6 +150,74 @@ def test_a_callable_taking_any_keyword_gets_a_plain_note() -> None:
     assert caught.value.__notes__ == [
         "regtree: while building 'anything' with registry 'layer' (scope 'anykw')"
     ]
+
+
+def test_a_missing_keyword_is_named_even_where_the_callable_takes_any_keyword() -> None:
+    registry: Registry[Any] = Registry("layer", scope="varkw")
+
+    @registry.register_module()
+    def net(depth: int, **options: Any) -> int:
+        return depth
+
+    with pytest.raises(TypeError, match="missing 1 required positional argument") as caught:
+        registry.build({"type": "net", "dpeth": 3})
+    assert caught.value.__notes__ == [
+        "regtree: while building 'net' with registry 'layer' (scope 'varkw'): missing required "
+        "keyword 'depth' (closest match: 'dpeth'); accepted parameters: depth, **options"
+    ]
+
+
+def test_a_type_error_inside_a_wrapped_callable_gets_a_plain_note() -> None:
+    # functools.wraps lends the wrapper net's signature, which has no 'device'; the wrapper
+    # takes it, and the error is the body's own, so no parameter is blamed.
+    registry: Registry[Any] = Registry("layer", scope="wrapped")
+
+    def net(depth: int) -> int:
+        if not isinstance(depth, int):
+            raise TypeError(f"depth must be an int, got {type(depth).__name__}")
+        return depth
+
+    @functools.wraps(net)
+    def on_device(*args: Any, device: str = "cpu", **kwargs: Any) -> int:
+        return net(*args, **kwargs)
+
+    registry.register_module(name="net", module=on_device)
+    with pytest.raises(TypeError, match="depth must be an int") as caught:
+        registry.build({"type": "net", "depth": "3", "device": "cuda"})
+    assert caught.value.__notes__ == [
+        "regtree: while building 'net' with registry 'layer' (scope 'wrapped')"
+    ]
+    # A keyword the wrapper passes on to net is still told against net's parameters.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dpeth'") as caught:
+        registry.build({"type": "net", "dpeth": 3})
+    (note,) = caught.value.__notes__
+    assert note.endswith(
+        "unexpected keyword 'dpeth' (closest match: 'depth'); missing required keyword 'depth'; "
+        "accepted parameters: depth"
+    )
+
+
+def test_a_positional_only_parameter_is_named_as_one_a_config_cannot_set() -> None:
+    registry: Registry[Any] = Registry("layer", scope="posonly")
+
+    @registry.register_module()
+    def scaled(x: int, /, factor: int = 1) -> int:
+        return x * factor
+
+    with pytest.raises(TypeError, match="positional-only") as caught:
+        registry.build({"type": "scaled", "x": 2})
+    (note,) = caught.value.__notes__
+    assert note.endswith(
+        "'x' is a positional-only parameter, which a config cannot set (a build passes keywords "
+        "only); accepted parameters: factor=1"
+    )
+    with pytest.raises(TypeError, match="missing 1 required positional argument") as caught:
+        registry.build({"type": "scaled"})
+    (note,) = caught.value.__notes__
+    assert note.endswith(
+        "required positional-only parameter 'x' cannot be given by a config; accepted "
+        "parameters: factor=1"
+    )
 
 
 def test_not_registered_says_did_you_mean_across_the_tree(tree: Tree) -> None:

@@ -114,7 +114,7 @@ def add_build_note(
         from ._diagnostics import describe_keyword_mismatch  # error texts only: inspect
 
         try:
-            mismatch = describe_keyword_mismatch(target, kwargs)
+            mismatch = describe_keyword_mismatch(target, kwargs, exc)
         except Exception:  # a diagnosis must never replace the error it explains
             mismatch = None
         if mismatch:

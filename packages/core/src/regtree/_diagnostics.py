@@ -7,6 +7,7 @@ has gone wrong. Close names come from :func:`regtree.naming.closest`.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,7 +16,6 @@ from ._miss import LookupMiss, RegistryNode
 from .naming import closest, registry_label
 
 __all__ = [
-    "accepted_parameters",
     "describe_keyword_mismatch",
     "describe_miss",
     "suggest_keys",
@@ -126,42 +126,79 @@ def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
+# What CPython says when a call's arguments do not bind to the callee's parameters.
+_BINDING_ERROR = re.compile(
+    r"unexpected keyword argument|missing \d+ required|takes \d+ positional argument"
+    r"|multiple values for|positional-only arguments passed as keyword|takes no keyword argument"
+    r"|takes no arguments"
+)
 
-def accepted_parameters(target: Callable[..., Any]) -> Mapping[str, inspect.Parameter] | None:
-    """Return the parameters ``target`` accepts by keyword, or None if it takes any keyword.
 
-    Returns None too where the signature cannot be read (some builtins).
+def describe_keyword_mismatch(
+    target: Callable[..., Any], kwargs: Mapping[Any, Any], error: BaseException | None = None
+) -> str | None:
+    """Describe the keywords in ``kwargs`` that ``target`` rejects or lacks; None if none.
+
+    Args:
+        target: What was called with ``kwargs``.
+        kwargs: The keywords it was called with.
+        error: The TypeError the call raised. Where it was raised inside ``target``'s own code
+            and does not read as a binding error, it is the code's own complaint, and the
+            signature (which ``functools.wraps`` may have borrowed) is not compared: None.
     """
+    if error is not None and not _raised_binding(error):
+        return None
     try:
-        signature = inspect.signature(target)
-    except (TypeError, ValueError):
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):  # some builtins have no signature to read
         return None
-    params = signature.parameters
-    if any(param.kind is inspect.Parameter.VAR_KEYWORD for param in params.values()):
-        return None
-    return {name: param for name, param in params.items() if param.kind in _KEYWORD_KINDS}
-
-
-def describe_keyword_mismatch(target: Callable[..., Any], kwargs: Mapping[Any, Any]) -> str | None:
-    """Describe the keywords in ``kwargs`` that ``target`` rejects or lacks; None if none."""
-    accepted = accepted_parameters(target)
-    if accepted is None:
-        return None
+    accepted = {name: param for name, param in params.items() if param.kind in _KEYWORD_KINDS}
+    positional_only = {
+        name: param
+        for name, param in params.items()
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY
+    }
+    any_keyword = any(param.kind is inspect.Parameter.VAR_KEYWORD for param in params.values())
     problems: list[str] = []
+    unknown: list[str] = []  # given keys that name no parameter
     for name in kwargs:
         if not isinstance(name, str):
             problems.append(f"config key {name!r} is not a str, so it cannot be a keyword")
+        elif name in positional_only:
+            problems.append(
+                f"{name!r} is a positional-only parameter, which a config cannot set "
+                "(a build passes keywords only)"
+            )
         elif name not in accepted:
-            near = closest(name, accepted, count=1)
-            hint = f" (closest match: {near[0]!r})" if near else ""
-            problems.append(f"unexpected keyword {name!r}{hint}")
+            unknown.append(name)
+            if not any_keyword:
+                near = closest(name, accepted, count=1)
+                hint = f" (closest match: {near[0]!r})" if near else ""
+                problems.append(f"unexpected keyword {name!r}{hint}")
     for name, param in accepted.items():
         if param.default is inspect.Parameter.empty and name not in kwargs:
-            problems.append(f"missing required keyword {name!r}")
+            # With **kwargs the misspelt key was taken: point from the missing name to it.
+            near = closest(name, unknown, count=1) if any_keyword else []
+            hint = f" (closest match: {near[0]!r})" if near else ""
+            problems.append(f"missing required keyword {name!r}{hint}")
+    for name, param in positional_only.items():
+        if param.default is inspect.Parameter.empty and name not in kwargs:
+            problems.append(
+                f"required positional-only parameter {name!r} cannot be given by a config"
+            )
     if not problems:
         return None
-    listed = ", ".join(_describe_parameter(param) for param in accepted.values()) or "none"
-    return "; ".join(problems) + f"; accepted parameters: {listed}"
+    listed = [_describe_parameter(param) for param in accepted.values()]
+    listed += [f"**{param.name}" for param in params.values() if param.kind is param.VAR_KEYWORD]
+    return "; ".join(problems) + f"; accepted parameters: {', '.join(listed) or 'none'}"
+
+
+def _raised_binding(error: BaseException) -> bool:
+    # Raised by the call itself (binding happens before the callee's frame exists, so the
+    # traceback ends at the caller's), or by a binding further down, as a wrapper passing its
+    # keywords on meets; anything else is the callee's own complaint.
+    trace = error.__traceback__
+    return trace is None or trace.tb_next is None or bool(_BINDING_ERROR.search(str(error)))
 
 
 def _describe_parameter(param: inspect.Parameter) -> str:
