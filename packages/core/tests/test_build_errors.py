@@ -247,8 +247,46 @@ def test_did_you_mean_finds_a_name_written_in_another_case(registry: Registry[An
 
 
 def test_not_registered_lists_the_entries_when_nothing_is_close(tree: Tree) -> None:
-    with pytest.raises(NotRegisteredError, match=r"Registered there: 'Lion'\.$"):
+    # Every name the lookup reaches from there: its own, then its ancestors' (nearest first).
+    with pytest.raises(
+        NotRegisteredError, match=r"Registered there: 'Lion', 'Cat', 'Animal', 'Shared'\.$"
+    ):
         tree.lion.build({"type": "Xyzzy"})
+
+
+def test_a_scoped_miss_lists_what_that_scope_reaches_written_as_keys(tree: Tree) -> None:
+    # The entries of the registry the key's scope reached, not of the one looked in.
+    with pytest.raises(
+        NotRegisteredError,
+        match=(
+            r"^'lion\.Xyzzy' is not registered in registry 'animal' \(scope 'animal'\): registry "
+            r"'animal' \(scope 'lion'\) has no 'Xyzzy'\. Registered there: 'lion\.Lion', "
+            r"'lion\.Cat', 'lion\.Animal', 'lion\.Shared'\.$"
+        ),
+    ):
+        tree.root.build({"type": "lion.Xyzzy"})
+
+
+def test_did_you_mean_offers_only_keys_that_resolve_from_the_registry_looked_in() -> None:
+    root: Registry[Any] = Registry("model", scope="top")
+    first: Registry[Any] = Registry("model", parent=root, scope="left")
+    Registry("model", parent=first, scope="dup")  # 'dup' resolves to this one, breadth first
+    second: Registry[Any] = Registry("model", parent=root, scope="right")
+    hidden: Registry[Any] = Registry("model", parent=second, scope="dup")
+    hidden.register_module(name="Zonly", module=type("Zonly", (), {}))
+    same: Registry[Any] = Registry("model", parent=root, scope="top")  # its parent's scope
+    same.register_module(name="Deep", module=type("Deep", (), {}))
+    assert root.get("dup.Zonly") is None
+    assert root.get("top.Deep") is None
+    with pytest.raises(NotRegisteredError) as caught:
+        root.build({"type": "Zonlyy"})
+    assert "Did you mean" not in str(caught.value)
+    with pytest.raises(NotRegisteredError) as caught:
+        root.build({"type": "Deepp"})
+    assert "Did you mean" not in str(caught.value)
+    # From the branch that does reach it, the key is offered.
+    with pytest.raises(NotRegisteredError, match=r"Did you mean 'dup\.Zonly'\?$"):
+        second.build({"type": "dup.Zonlyy"})
 
 
 def test_not_registered_in_a_known_scope_names_that_registry(tree: Tree) -> None:

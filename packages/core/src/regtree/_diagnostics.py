@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from . import _plugins
@@ -31,7 +31,9 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
     Candidates are the names the key's own scopes reach (``'toycls.Body'`` for ``'toycls.Bdy'``;
     plain names for an unscoped key), then every entry of the tree as ``'scope.Name'``, less
     those of a scope whose plugin failed to import; they are compared by name, ignoring case.
-    Registries are read from snapshots, so registrations in other threads meanwhile are harmless.
+    A ``'scope.Name'`` is offered only where it resolves, from the registry looked in, to that
+    entry: two branches may hold one scope, and a child may share its parent's. Registries are
+    read from snapshots, so registrations in other threads meanwhile are harmless.
 
     Args:
         miss: What a lookup found missing.
@@ -40,25 +42,18 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
     Returns:
         The suggestions, closest first.
     """
-    by_name: dict[str, list[str]] = {}
+    by_name: dict[str, list[tuple[str, object]]] = {}
     offered: set[tuple[str, int]] = set()
 
     def offer(candidate: str, name: str, obj: object) -> None:
         # One key per object and name: the first offered is the shortest that resolves.
         if (name, id(obj)) not in offered:
             offered.add((name, id(obj)))
-            by_name.setdefault(name, []).append(candidate)
+            by_name.setdefault(name, []).append((candidate, obj))
 
     if miss.missing_scope is None:
-        prefix = miss.key[: len(miss.key) - len(miss.name)]
-        node: RegistryNode | None = miss.reached
-        reachable: set[str] = set()
-        while node is not None:  # the lookup falls back to the ancestors of the registry reached
-            for name, obj in node.module_dict.copy().items():
-                if name not in reachable:  # a nearer registry's entry shadows this one
-                    reachable.add(name)
-                    offer(prefix + name, name, obj)
-            node = node.parent
+        for candidate, name, obj in _reachable(miss):
+            offer(candidate, name, obj)
     failed = _plugins.catalog.failed
     for member in miss.registry.root.walk():
         if member.scope in failed:  # its plugin failed: a key into it raises that ImportError
@@ -66,7 +61,32 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
         for name, obj in member.module_dict.copy().items():
             offer(f"{member.scope}.{name}", name, obj)
     near = closest(miss.name.rpartition(".")[2], by_name, count=3)
-    return tuple([candidate for name in near for candidate in by_name[name]][:limit])
+    # Looked up again only for the few close ones, so a miss fills no lookup table.
+    found = [
+        candidate
+        for name in near
+        for candidate, obj in by_name[name]
+        if miss.registry.resolve(candidate) is obj
+    ]
+    return tuple(found[:limit])
+
+
+def _reachable(miss: LookupMiss) -> Iterator[tuple[str, str, object]]:
+    """Yield ``(key, name, entry)`` for each entry the missed key's scopes reach, nearest first.
+
+    The key is written as from the registry looked in (``'demo_det.Net'``, not ``'Net'``); a
+    nearer registry's entry shadows an ancestor's of the same name, as the lookup's fallback
+    to the ancestors does.
+    """
+    prefix = miss.key[: len(miss.key) - len(miss.name)]
+    node: RegistryNode | None = miss.reached
+    seen: set[str] = set()
+    while node is not None:
+        for name, obj in node.module_dict.copy().items():
+            if name not in seen:
+                seen.add(name)
+                yield prefix + name, name, obj
+        node = node.parent
 
 
 def describe_miss(miss: LookupMiss) -> str:
@@ -95,11 +115,12 @@ def _suggest(miss: LookupMiss) -> str:
     near = suggest_keys(miss)
     if near:
         return " Did you mean " + ", ".join(repr(key) for key in near) + "?"
-    own = list(miss.registry.module_dict.copy())
-    if not own:
-        return f" {registry_label(miss.registry)} has no entries."
-    shown = ", ".join(repr(key) for key in own[:_LISTED_NAMES])
-    more = f" and {len(own) - _LISTED_NAMES} more" if len(own) > _LISTED_NAMES else ""
+    # Nothing close: what the key's scopes do reach, written as the caller would.
+    keys = [key for key, _, _ in _reachable(miss)]
+    if not keys:
+        return f" {registry_label(miss.reached)} has no entries."
+    shown = ", ".join(repr(key) for key in keys[:_LISTED_NAMES])
+    more = f" and {len(keys) - _LISTED_NAMES} more" if len(keys) > _LISTED_NAMES else ""
     return f" Registered there: {shown}{more}."
 
 
