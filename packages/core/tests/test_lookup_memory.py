@@ -194,14 +194,15 @@ def test_a_scope_found_while_its_plugin_failed_half_way_answers_with_the_error(
 def test_a_hit_found_while_a_plugin_imported_is_not_kept_once_the_plugin_failed(
     make_distribution: MakeDistribution, plugin_host: PluginHost
 ) -> None:
-    # Another thread finds 'plug_race.First' while the plugin is being imported, and keeps its
-    # result only after the plugin has failed: the scope must still answer with the error.
+    # Another thread finds the plugin's class in the root (an unscoped key, which waits for no
+    # plugin) while the plugin is being imported, and keeps its result only after the plugin
+    # has failed and its class was taken back: the name must be free again.
     events = {name: threading.Event() for name in ("registered", "found", "failed")}
     plugin_host.events.update(events)
     source = (
         f"from {PLUGIN_HOST} import host\nfrom regtree import Registry\n"
         "HALF = Registry('model', parent=host.root)\n"
-        "HALF.register_module(module=dict, name='First')\n"
+        "@host.root.register_module()\nclass RaceFirst:\n    pass\n"
         "host.events['registered'].set()\n"
         "host.events['found'].wait(30)\n"
         "raise RuntimeError('plugin failed while another thread looked')\n"
@@ -219,8 +220,8 @@ def test_a_hit_found_while_a_plugin_imported_is_not_kept_once_the_plugin_failed(
     seen: list[object] = []
 
     def look() -> None:
-        assert events["registered"].wait(30), "the plugin never registered First"
-        seen.append(plugin_host.root.get("plug_race.First"))
+        assert events["registered"].wait(30), "the plugin never registered RaceFirst"
+        seen.append(plugin_host.root.get("RaceFirst"))
 
     looker = threading.Thread(target=look)
     with pytest.MonkeyPatch.context() as patch:
@@ -230,7 +231,8 @@ def test_a_hit_found_while_a_plugin_imported_is_not_kept_once_the_plugin_failed(
             plugin_host.root.get("plug_race.Other")
         events["failed"].set()
         looker.join(timeout=30)
-    assert seen == [dict]  # what the thread saw while the plugin was half-way
+    assert [type(found).__name__ for found in seen] == ["type"]  # seen while half-way
+    assert plugin_host.root.get("RaceFirst") is None
     with pytest.raises(ImportError, match="plugin for scope 'plug_race'"):
         plugin_host.root.get("plug_race.First")
 

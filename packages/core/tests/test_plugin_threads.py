@@ -297,6 +297,45 @@ def test_threads_that_wait_for_a_plugin_import_all_find_its_registry(
     assert plugin_host.imports == ["pt_in_held"]
 
 
+# A plugin that makes its registry at once, then holds its import open before filling it.
+_FILLING_PLUGIN = f"""
+from {PLUGIN_HOST} import host
+from regtree import Registry
+
+MODELS = Registry("model", parent=host.root)
+host.events["made"].set()
+host.events["release"].wait({LIMIT})
+
+
+@MODELS.register_module()
+class Thing:
+    pass
+"""
+
+
+def test_a_lookup_waits_for_a_plugin_that_made_its_registry_and_is_filling_it(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+) -> None:
+    # SPEC 2.4: only a wait that would close an import cycle sees the scope as it is; here
+    # the scope's registry is in the tree already, half-filled, and the lookup still waits.
+    _events(plugin_host, "made", "release")
+    make_distribution(
+        "pt-filling-dist", {"pt_filling": "pt_filling"}, {"pt_filling": _FILLING_PLUGIN}
+    )
+    outcomes: dict[str, str] = {}
+    first = _start(_look_up(plugin_host, "pt_filling.Thing", outcomes, "first"))
+    assert plugin_host.events["made"].wait(LIMIT), "the plugin never made its registry"
+    second = _start(_look_up(plugin_host, "pt_filling.Thing", outcomes, "second"))
+    try:
+        _wait_until(lambda: len(catalog._waiting) == 1, "the second thread waits for the import")
+    finally:
+        plugin_host.events["release"].set()
+    _join(first, second)
+    assert outcomes == {"first": "found in pt_filling", "second": "found in pt_filling"}
+
+
 def test_threads_that_wait_for_a_failing_plugin_each_get_an_import_error(
     make_distribution: MakeDistribution,
     plugin_host: PluginHost,

@@ -116,8 +116,9 @@ def test_a_plugin_that_fails_after_creating_its_registry_is_never_a_miss(
     make_distribution("regtree-plug-half", {"plug_half": "plug_half"}, {"plug_half": source})
     with pytest.raises(RuntimeError, match="plugin failed after registering First"):
         plugin_host.root.get("plug_half.First")
-    # The half-made child stays in the tree, but its scope answers with the import error.
-    assert "plug_half" in plugin_host.root.children
+    # The half-made child left the tree with its module, and its scope answers with the
+    # import error.
+    assert "plug_half" not in plugin_host.root.children
     for key in ("plug_half.First", "plug_half.Second"):
         with pytest.raises(ImportError, match="plugin for scope 'plug_half'"):
             plugin_host.root.get(key)
@@ -127,6 +128,47 @@ def test_a_plugin_that_fails_after_creating_its_registry_is_never_a_miss(
     with pytest.raises(NotRegisteredError) as missed:
         plugin_host.root.build({"type": "Frist"})
     assert "plug_half" not in str(missed.value)
+
+
+def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    # Beyond its own scope, the plugin registers into the root, replaces a root entry by
+    # force and makes a registry of a second scope; a helper module it imports succeeds.
+    kept = type("Kept", (), {})
+    plugin_host.root.register_module(name="Replaced", module=kept)
+    helper = (
+        f"from {PLUGIN_HOST} import host\n"
+        "@host.root.register_module()\nclass FromHelper:\n    pass\n"
+    )
+    source = (
+        f"from {PLUGIN_HOST} import host\n"
+        "from regtree import Registry\n"
+        "import plug_side_helper\n"
+        "MODELS = Registry('model', parent=host.root)\n"
+        "@host.root.register_module()\nclass LeakRoot:\n    pass\n"
+        "host.root.register_module(name='Replaced', module=LeakRoot, force=True)\n"
+        "SIDE = Registry('model', parent=host.root, scope='plug_side_extra')\n"
+        "@SIDE.register_module()\nclass ExtraThing:\n    pass\n"
+        "raise ModuleNotFoundError('plug_side needs libbaz')\n"
+    )
+    make_distribution(
+        "regtree-plug-side",
+        {"plug_side": "plug_side"},
+        {"plug_side": source, "plug_side_helper": helper},
+    )
+    with pytest.raises(ModuleNotFoundError, match="needs libbaz"):
+        plugin_host.root.get("plug_side.Thing")
+    root = plugin_host.root
+    assert root.get("LeakRoot") is None
+    assert root.get("Replaced") is kept
+    assert list(root.children) == []
+    assert root.get("plug_side_extra.ExtraThing") is None
+    # The helper's module is still imported, so its entry stays, as for a failed location.
+    assert root.get("FromHelper") is sys.modules["plug_side_helper"].FromHelper
+    with pytest.raises(NotRegisteredError) as missed:
+        root.build({"type": "LeakRot"})
+    assert "LeakRoot" not in str(missed.value)
 
 
 def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(
@@ -214,9 +256,9 @@ from {PLUGIN_HOST} import host
 from regtree import Registry
 
 host.imports.append(__name__)
+MODELS = Registry("model", parent=host.root)
+MODELS.register_module(name="Plugged", module=dict)
 if len(host.imports) == 1:
-    MODELS = Registry("model", parent=host.root)
-    MODELS.register_module(name="Plugged", module=dict)
     raise _DeadlockError("deadlock detected by _ModuleLock('plug_cycle')")
 """
 
@@ -232,12 +274,14 @@ def test_an_import_deadlock_in_a_plugin_is_not_remembered_as_a_failure(
         {"plug_cycle": _DEADLOCKED_PLUGIN},
         OWN_GROUP,
     )
-    # The lookup sees the scope as the interrupted import left it, and raises nothing.
-    assert plugin_host.root.get("plug_cycle.Plugged") is dict
+    # The interrupted import's registry left with its module, and nothing is raised.
+    assert plugin_host.root.get("plug_cycle.Plugged") is None
     assert own_catalog.failed == {}
-    # The scope is not loaded yet: the next load imports the plugin again, and it succeeds.
+    # The scope is not loaded yet: the next load imports the plugin again, and it succeeds,
+    # its registry meeting no leftover of the first run's.
     assert load_plugins() == ["plug_cycle"]
     assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
+    assert plugin_host.root.get("plug_cycle.Plugged") is dict
     assert load_plugins() == ["plug_cycle"]
     assert plugin_host.imports == ["plug_cycle", "plug_cycle"]
 

@@ -5,6 +5,7 @@ registry in its tree has, a message lists the advertised scopes, or ``load_plugi
 most once per process; each advertised scope is imported at most once. A failed import
 is remembered: every later lookup under that scope raises an ImportError that names the
 distribution and chains the original error, never a miss, and the plugin is not run again.
+What the import left in the registries is taken back by the registry layer (``import_watchers``).
 
 Threads (SPEC 2.4): one thread imports a scope's plugin while the others that ask for it wait for
 the outcome, so a plugin runs once even when it fails. No lock is held while a plugin is imported:
@@ -23,14 +24,16 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:  # importlib.metadata is imported when entry points are first read
     from importlib.metadata import EntryPoint
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginCatalog", "catalog", "failure_listeners", "load_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginCatalog", "catalog", "import_watchers", "load_plugins"]
 
 ENTRY_POINT_GROUP = "regtree.scopes"
 
-# Called with no argument each time a catalog records a plugin's failure, before the import's
-# waiters wake: the registry layer drops what its lookups remember, since a scope whose plugin
-# failed now answers with the import error (Registry._forget).
-failure_listeners: list[Callable[[], object]] = []
+# Each is called as a plugin's import begins, and what it returns is called if the import
+# raises, before the import's waiters wake: the registry layer takes back what the import left
+# in the registries (Python drops its modules, and a retry would meet their first run's
+# entries) and drops what its lookups remember, since a scope whose plugin failed now answers
+# with the import error.
+import_watchers: list[Callable[[], Callable[[], object]]] = []
 
 # How often a thread waiting for another thread's plugin import checks that the wait can end.
 # The importing thread may be blocked in the import system on a module that the waiting thread is
@@ -123,6 +126,7 @@ class PluginCatalog:
         job = self._claim(scope, entries)
         if job is None:
             return True
+        take_backs = [watch() for watch in tuple(import_watchers)]
         try:
             for entry in entries:
                 _import_entry_point(entry, self._group)
@@ -132,12 +136,10 @@ class PluginCatalog:
                 # An import cycle between threads is no fault of the plugin: a later lookup may
                 # import it again. Anything else is final (SPEC 2.4: imported once).
                 deadlock = _is_import_deadlock(exc)
-                failed = not deadlock and isinstance(exc, Exception)
-                if failed:
+                if not deadlock and isinstance(exc, Exception):
                     self.failed[scope] = (_distribution_name(entries[0]), exc)
-            if failed:
-                for listener in tuple(failure_listeners):
-                    listener()
+            for take_back in take_backs:
+                take_back()
             job.done.set()
             if deadlock:
                 return True
@@ -147,6 +149,10 @@ class PluginCatalog:
             del self._imports[scope]
         job.done.set()
         return True
+
+    def importing(self, scope: str) -> bool:
+        """Tell whether a thread is importing the plugin of ``scope`` now."""
+        return scope in self._imports
 
     def _claim(self, scope: str, entries: list[EntryPoint]) -> _PluginImport | None:
         """Return a new import of ``scope`` for this thread to run, or None once none is needed.

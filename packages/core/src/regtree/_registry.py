@@ -73,6 +73,7 @@ class Registry(RegistryBase, Generic[T]):
         "_locations_lock",
         "_locations_pending",
         "_lock",
+        "_made_in",
         "_members",
         "_module_dict",
         "_name",
@@ -100,8 +101,9 @@ class Registry(RegistryBase, Generic[T]):
             raise TypeError(
                 f"build_func of registry {name!r} must be callable or None, got {build_func!r}"
             )
+        caller = self._constructor_caller()
         if scope is None:
-            scope = infer_scope(self._constructor_caller())
+            scope = infer_scope(caller)
         else:
             check_scope(scope, f"scope of registry {name!r}")
         locations = _location_names(locations, name)
@@ -110,6 +112,8 @@ class Registry(RegistryBase, Generic[T]):
 
         self._name = name
         self._scope = scope
+        # The module that made it: a failed plugin import takes back what its modules made.
+        self._made_in: object = None if caller is None else caller.f_globals.get("__name__")
         self._build_func: Callable[..., Any] = build_func
         self._parent = parent
         self._root: Registry[Any] = self if parent is None else parent._root
@@ -166,14 +170,26 @@ class Registry(RegistryBase, Generic[T]):
                     "e.g. Registry(..., scope='mypackage')"
                 )
             self._children[child._scope] = child
-            tree = root.walk()
-            first: dict[str, Registry[Any]] = {}
-            for registry in tree:
-                first.setdefault(registry._scope, registry)
-            for registry in tree:
-                registry._scopes = {**first, **registry._children, registry._scope: registry}
-            root._members = tuple(tree)
+            root._replace_tables()
             self._forget()
+
+    def _disown(self, child: Registry[Any]) -> None:
+        # The inverse of _adopt, for a child that a failed plugin import made.
+        with self._root._lock:
+            if self._children.get(child._scope) is child:
+                del self._children[child._scope]
+                self._root._replace_tables()
+        self._forget()
+
+    def _replace_tables(self) -> None:
+        # On the root, under its lock: every registry's scope table, and the members, anew.
+        tree = self.walk()
+        first: dict[str, Registry[Any]] = {}
+        for registry in tree:
+            first.setdefault(registry._scope, registry)
+        for registry in tree:
+            registry._scopes = {**first, **registry._children, registry._scope: registry}
+        self._members = tuple(tree)
 
     def _forget(self) -> None:
         """Drop what the lookups of this tree remember; called after every change to the tree.
@@ -418,8 +434,13 @@ class Registry(RegistryBase, Generic[T]):
             # answers with the import error, never with a miss or a half-filled registry.
             catalog.raise_failure(scope)
         found = self._scopes.get(scope)
-        if found is None and scope and catalog.load(scope):
-            found = self._scopes.get(scope)
+        if found is None:
+            if scope and catalog.load(scope):
+                found = self._scopes.get(scope)
+        elif catalog.importing(scope):
+            # Its plugin made the registry and, in another thread, is still filling it: wait
+            # for the import (SPEC 2.4), as for a scope not yet in the tree.
+            catalog.load(scope)
         return found
 
     @contextmanager
@@ -660,12 +681,43 @@ class Registry(RegistryBase, Generic[T]):
 _ROOTS: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
 
 
-def _forget_everywhere() -> None:
-    for root in list(_ROOTS):
-        root._forget()
+def _watch_plugin_import() -> Callable[[], None]:
+    """Note every tree's entries as a plugin import begins; return what undoes its leftovers.
+
+    Run if the import raises: Python drops the modules it was running, so their entries and the
+    registries they made are taken back (an entry of a module still imported stays, as for a
+    failed location), and every tree forgets what its lookups found, since a scope whose plugin
+    failed now answers with the import error.
+    """
+    # Each registry kept with its entries, so that no id is reused while the import runs.
+    trees = [
+        (root, {id(registry): (registry, dict(registry._module_dict)) for registry in root.walk()})
+        for root in list(_ROOTS)
+    ]
+
+    def take_back() -> None:
+        for root, before in trees:
+            tree = root.walk()
+            for registry, entries in before.values():
+                registry._take_back_dropped(entries)
+            made = {
+                id(registry): registry
+                for registry in tree
+                if id(registry) not in before
+                and isinstance(registry._made_in, str)
+                and registry._made_in not in sys.modules
+            }
+            for registry in made.values():
+                parent = registry._parent
+                if parent is not None and id(parent) not in made:  # the topmost of each branch
+                    parent._disown(registry)
+        for root in list(_ROOTS):
+            root._forget()
+
+    return take_back
 
 
-_plugins.failure_listeners.append(_forget_everywhere)
+_plugins.import_watchers.append(_watch_plugin_import)
 
 
 def _put_back(entries: dict[str, Any], changed: list[tuple[str, object]]) -> None:
