@@ -89,3 +89,29 @@ def test_default_args_reach_every_item_of_a_list() -> None:
         default_args={"out_features": 5, "bias": False},
     )
     assert [(layer.out_features, layer.bias) for layer in model] == [(5, None), (5, None)]
+
+
+def test_a_list_checks_its_registry_and_default_args_even_when_empty(
+    models: Registry[Any],
+) -> None:
+    with pytest.raises(TypeError, match="registry must be a regtree.Registry, got NoneType"):
+        build_model_from_cfg([], None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="default_args must be a mapping or None, got 5"):
+        build_model_from_cfg([], models, default_args=5)  # type: ignore[arg-type]
+
+
+def test_a_tuple_of_configs_is_refused_saying_to_write_a_list(models: Registry[Any]) -> None:
+    with pytest.raises(
+        TypeError, match=r"or a list of them .* got a tuple of 1: write it as a list"
+    ):
+        models.build(({"type": "Scale"},))  # type: ignore[arg-type]
+
+
+def test_an_item_of_a_list_that_fails_is_named_by_its_index() -> None:
+    torch = pytest.importorskip("torch")
+    registry: Registry[Any] = Registry("model", build_func=build_model_from_cfg, scope="seq_bad")
+    registry.register_module(name="Linear", module=torch.nn.Linear)
+    cfg = [{"type": "Linear", "in_features": 4, "out_features": 3}, {"type": "Lineer"}]
+    with pytest.raises(regtree.NotRegisteredError, match="Did you mean 'Linear'") as caught:
+        registry.build(cfg)
+    assert caught.value.__notes__ == ["regtree: while building item 1 of a list of 2 configs"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -160,6 +161,20 @@ def test_build_func_must_be_callable() -> None:
 def test_locations_must_be_module_names(locations: object) -> None:
     with pytest.raises(TypeError, match=r"locations of registry 'model' must be a sequence"):
         Registry("model", scope="x", locations=locations)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("location", ["", "pkg..models", "pkg.2models", "pkg/models"])
+def test_a_location_that_is_no_module_name_is_refused_when_the_registry_is_made(
+    location: str,
+) -> None:
+    with pytest.raises(
+        ValueError,
+        match=(
+            rf"^locations of registry 'model' must be module names such as 'mypackage\.models', "
+            rf"got {re.escape(repr(location))}$"
+        ),
+    ):
+        Registry("model", scope="x", locations=["ok.models", location])
 
 
 def test_children_are_recorded_by_scope(tree: Tree) -> None:

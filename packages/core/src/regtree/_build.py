@@ -10,7 +10,7 @@ from ._miss import LookupMiss, RegistryNode, check_registry
 from ._scope import check_scope, current_scope, default_scope
 from .naming import origin, registry_label
 
-__all__ = ["add_build_note", "build_from_cfg"]
+__all__ = ["add_build_note", "add_note", "build_from_cfg", "check_default_args"]
 
 _MISSING: Any = object()
 
@@ -70,11 +70,16 @@ def _merge_arguments(cfg: object, registry: RegistryNode, default_args: object) 
     check_registry(registry)
     kwargs = dict(cfg)
     if default_args is not None:
-        if not isinstance(default_args, Mapping):
-            raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
+        check_default_args(default_args)
         for key, value in default_args.items():
             kwargs.setdefault(key, value)
     return kwargs
+
+
+def check_default_args(default_args: object) -> None:
+    """Raise TypeError unless ``default_args`` is a mapping or None."""
+    if default_args is not None and not isinstance(default_args, Mapping):
+        raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
 
 
 def _resolve_type(
@@ -119,6 +124,11 @@ def add_build_note(
             mismatch = None
         if mismatch:
             note = f"{note}: {mismatch}"
+    add_note(exc, note)
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` (PEP 678) to ``exc`` where it can take one."""
     # A __notes__ that is not a list makes add_note raise: keep the callable's error as it is.
     if isinstance(getattr(exc, "__notes__", []), list):
         exc.add_note(note)

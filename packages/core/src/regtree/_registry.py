@@ -765,6 +765,13 @@ def _location_names(locations: object, registry_name: str) -> tuple[str, ...]:
             f"locations of registry {registry_name!r} must be a sequence of module names, "
             f"got {locations!r}"
         )
+    for location in locations:
+        # Told now, not at the first lookup, which would import it.
+        if not all(part.isidentifier() for part in location.split(".")):
+            raise ValueError(
+                f"locations of registry {registry_name!r} must be module names such as "
+                f"'mypackage.models', got {location!r}"
+            )
     return tuple(locations)
 
 
