@@ -94,7 +94,7 @@ def test_default_args_reach_every_item_of_a_list() -> None:
 def test_a_list_checks_its_registry_and_default_args_even_when_empty(
     models: Registry[Any],
 ) -> None:
-    with pytest.raises(TypeError, match="registry must be a regtree.Registry, got NoneType"):
+    with pytest.raises(TypeError, match=r"registry must be a regtree\.Registry, got NoneType"):
         build_model_from_cfg([], None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="default_args must be a mapping or None, got 5"):
         build_model_from_cfg([], models, default_args=5)  # type: ignore[arg-type]

@@ -69,17 +69,18 @@ def _merge_arguments(cfg: object, registry: RegistryNode, default_args: object) 
         )
     check_registry(registry)
     kwargs = dict(cfg)
-    if default_args is not None:
-        check_default_args(default_args)
-        for key, value in default_args.items():
+    defaults = check_default_args(default_args)
+    if defaults is not None:
+        for key, value in defaults.items():
             kwargs.setdefault(key, value)
     return kwargs
 
 
-def check_default_args(default_args: object) -> None:
-    """Raise TypeError unless ``default_args`` is a mapping or None."""
-    if default_args is not None and not isinstance(default_args, Mapping):
-        raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
+def check_default_args(default_args: object) -> Mapping[str, Any] | None:
+    """Return ``default_args``; raise TypeError unless it is a mapping or None."""
+    if default_args is None or isinstance(default_args, Mapping):
+        return default_args
+    raise TypeError(f"default_args must be a mapping or None, got {default_args!r}")
 
 
 def _resolve_type(

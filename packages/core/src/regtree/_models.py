@@ -34,10 +34,11 @@ def build_model_from_cfg(
         ImportError: ``cfg`` is a list and torch is not installed.
         Exception: Whatever building an item raises, with a note naming its index.
     """
-    if isinstance(cfg, tuple):
+    given: object = cfg  # typed as the SPEC's two forms; anything may come
+    if isinstance(given, tuple):
         raise TypeError(
             f"cfg must be a mapping such as dict(type='Name', ...), or a list of them (built into "
-            f"a torch.nn.Sequential), got a tuple of {len(cfg)}: write it as a list"
+            f"a torch.nn.Sequential), got a tuple of {len(given)}: write it as a list"
         )
     if not isinstance(cfg, list):
         return build_from_cfg(cfg, registry, default_args)
