@@ -137,6 +137,9 @@ def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
     # force and makes a registry of a second scope; a helper module it imports succeeds.
     kept = type("Kept", (), {})
     plugin_host.root.register_module(name="Replaced", module=kept)
+    # An entry from before the import whose module is not imported either: not the import's.
+    earlier = type("Earlier", (), {"__module__": "plug_side_long_gone"})
+    plugin_host.root.register_module(module=earlier)
     helper = (
         f"from {PLUGIN_HOST} import host\n"
         "@host.root.register_module()\nclass FromHelper:\n    pass\n"
@@ -166,9 +169,34 @@ def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
     assert root.get("plug_side_extra.ExtraThing") is None
     # The helper's module is still imported, so its entry stays, as for a failed location.
     assert root.get("FromHelper") is sys.modules["plug_side_helper"].FromHelper
+    assert root.get("Earlier") is earlier
     with pytest.raises(NotRegisteredError) as missed:
         root.build({"type": "LeakRot"})
     assert "LeakRoot" not in str(missed.value)
+
+
+def test_a_failed_plugin_leaves_an_entry_whose_module_cannot_be_read(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    # Whether an object's module was dropped cannot be told without its __module__: it stays.
+    source = (
+        f"from {PLUGIN_HOST} import host\n"
+        "class Hostile:\n"
+        "    def __getattribute__(self, name):\n"
+        "        if name == '__module__':\n"
+        "            raise RuntimeError('no module for you')\n"
+        "        return object.__getattribute__(self, name)\n"
+        "    def __call__(self):\n"
+        "        return 1\n"
+        "host.root.register_module(name='Hostile', module=Hostile())\n"
+        "raise ModuleNotFoundError('plug_hostile needs libqux')\n"
+    )
+    make_distribution(
+        "regtree-plug-hostile", {"plug_hostile": "plug_hostile"}, {"plug_hostile": source}
+    )
+    with pytest.raises(ModuleNotFoundError, match="needs libqux"):
+        plugin_host.root.get("plug_hostile.Thing")
+    assert plugin_host.root.get("Hostile") is not None
 
 
 def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(
