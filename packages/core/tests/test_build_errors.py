@@ -333,3 +333,18 @@ def test_a_non_str_config_key_is_named_in_the_note(registry: Registry[Any]) -> N
         build_from_cfg({"type": "pair", 0: None}, registry)  # type: ignore[dict-item]
     (note,) = caught.value.__notes__
     assert "config key 0 is not a str, so it cannot be a keyword; accepted parameters: a=1" in note
+
+
+def test_a_default_scope_naming_no_registry_is_said_in_the_miss(
+    tree: Tree, catalog: _plugins.PluginCatalog
+) -> None:
+    # SPEC 2.1 searches the default scope's registry only where one exists; the message says
+    # that the scope given named none, and which scope comes close.
+    with pytest.raises(NotRegisteredError) as caught:
+        tree.root.build({"type": "Lion", "_scope_": "lino"})
+    assert str(caught.value) == (
+        "'Lion' is not registered in registry 'animal' (scope 'animal'). Did you mean "
+        "'lion.Lion'? The default scope 'lino' (from '_scope_' or default_scope) names no "
+        "registry in this tree, so it was not searched (loaded scopes: animal, cat, dog, hound, "
+        "lion, little_hound). Did you mean scope 'lion'?"
+    )

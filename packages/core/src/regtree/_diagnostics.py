@@ -103,12 +103,26 @@ def describe_miss(miss: LookupMiss) -> str:
     if miss.default_registry is not None:
         head += f" nor in {registry_label(miss.default_registry)}, the default scope"
     if miss.missing_scope is not None:
-        return head + "." + _describe_missing_scope(miss, miss.missing_scope)
-    if miss.reached is registry:
+        text = head + "." + _describe_missing_scope(miss, miss.missing_scope)
+    elif miss.reached is registry:
         where = " or its ancestors" if registry.parent is not None else ""
-        return f"{head}{where}.{_suggest(miss)}"
-    # Suggest keys as the caller would write them from ``registry`` ('demo_det.Net', not 'Net').
-    return f"{head}: {registry_label(miss.reached)} has no {miss.name!r}.{_suggest(miss)}"
+        text = f"{head}{where}.{_suggest(miss)}"
+    else:
+        # Keys as the caller would write them from ``registry`` ('demo_det.Net', not 'Net').
+        text = f"{head}: {registry_label(miss.reached)} has no {miss.name!r}.{_suggest(miss)}"
+    if miss.unknown_default_scope is not None:
+        text += _describe_unknown_default_scope(miss, miss.unknown_default_scope)
+    return text
+
+
+def _describe_unknown_default_scope(miss: LookupMiss, scope: str) -> str:
+    loaded = sorted({node.scope for node in miss.registry.root.walk()})
+    text = (
+        f" The default scope {scope!r} (from '_scope_' or default_scope) names no registry in "
+        f"this tree, so it was not searched (loaded scopes: {', '.join(loaded)})."
+    )
+    near = closest(scope, loaded, count=1)
+    return text + (f" Did you mean scope {near[0]!r}?" if near else "")
 
 
 def _suggest(miss: LookupMiss) -> str:

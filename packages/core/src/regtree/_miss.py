@@ -88,6 +88,8 @@ class LookupMiss:
             of that scope joined the tree); empty when none does.
         default_registry: The registry of the active default scope that was searched first, or
             None.
+        unknown_default_scope: The active default scope where no registry of the tree has it
+            (so nothing was searched first, SPEC 2.1), else None.
     """
 
     __slots__ = (
@@ -98,6 +100,7 @@ class LookupMiss:
         "providers",
         "reached",
         "registry",
+        "unknown_default_scope",
     )
 
     def __init__(
@@ -117,6 +120,7 @@ class LookupMiss:
         self.missing_scope = missing_scope
         self.providers = providers
         self.default_registry = default_registry
+        self.unknown_default_scope: str | None = None
 
     def __repr__(self) -> str:
         return (

@@ -379,7 +379,12 @@ class Registry(RegistryBase, Generic[T]):
             )
         if default_scope is not None:
             scoped = self._registry_for_scope(default_scope)
-            if scoped is not None and scoped is not self:
+            if scoped is None:
+                found = self._resolve(key, None, record)
+                if type(found) is LookupMiss:  # the message says the scope named nothing
+                    found.unknown_default_scope = default_scope
+                return found
+            if scoped is not self:
                 found = scoped._resolve(key, None, record)
                 if found is not None and type(found) is not LookupMiss:
                     return found
