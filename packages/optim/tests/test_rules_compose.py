@@ -419,7 +419,7 @@ _ROUTED: dict[str, Any] = {
 _SELECTORS_AND_EFFECTS = (
     "A rule holds selectors (match, regex, exclude, module, ndim, name), effects (lr_mult, "
     "decay_mult, freeze, optimizer) and options torch.optim.sgd:SGD accepts: dampening, "
-    "differentiable, foreach, fused, lr, maximize, momentum, nesterov, weight_decay."
+    "differentiable, foreach, fused, maximize, momentum, nesterov."
 )
 
 
@@ -446,6 +446,13 @@ _SELECTORS_AND_EFFECTS = (
             ValueError,
             f"{_RULE} has unknown key 'momentun'; did you mean 'momentum'? "
             + _SELECTORS_AND_EFFECTS,
+        ),
+        (
+            # lr and weight_decay are no rule's to set: never offered, nor as the closest key.
+            SGD,
+            {"rules": [{"name": "bias", "weight_decy": 0.5}]},
+            ValueError,
+            f"{_RULE} has unknown key 'weight_decy'. {_SELECTORS_AND_EFFECTS}",
         ),
         (
             SGD,

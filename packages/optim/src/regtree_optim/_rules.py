@@ -404,13 +404,14 @@ def _sort_keys(
         if key in _RESERVED:
             raise ValueError(f"{where} sets {key!r}, which a rule may not set: {_RESERVED[key]}.")
         if accepted_options is not None and key not in accepted_options:
-            valid = [*_SELECTORS, *_EFFECTS, *sorted(accepted_options)]
-            hint = closest(key, valid, count=1)
+            # Only what a rule may set: lr and weight_decay are the optimizer's, not a rule's.
+            settable = sorted(accepted_options.difference(_RESERVED))
+            hint = closest(key, [*_SELECTORS, *_EFFECTS, *settable], count=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
             raise ValueError(
                 f"{where} has unknown key {key!r}{suggestion} A rule holds selectors "
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
-                f"{optimizer_name} accepts: {', '.join(sorted(accepted_options))}."
+                f"{optimizer_name} accepts: {', '.join(settable) or 'none a rule may set'}."
             )
         expected = optimizer.expected_type(key, value)
         if expected is not None:
