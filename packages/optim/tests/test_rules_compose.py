@@ -591,6 +591,36 @@ def test_a_rule_without_lr_mult_needs_no_lr() -> None:
     )
 
 
+def test_a_none_multiplier_in_a_rule_is_not_given_as_in_the_rest_of_paramwise_cfg() -> None:
+    rule = {"name": "bias", "lr_mult": 2.0}
+    given = _rows({"bias_lr_mult": None, "rules": [rule]})
+    with_none = _rows({"rules": [{**rule, "decay_mult": None}]})
+    assert [(r.lr, r.weight_decay, r.lr_mult, r.decay_mult, r.rule) for r in given.values()] == [
+        (r.lr, r.weight_decay, r.lr_mult, r.decay_mult, r.rule) for r in with_none.values()
+    ]
+    # Not given, so it needs no base: a rule's None lr_mult without lr is no error.
+    DefaultOptimizerConstructor({"type": "SGD"}, {"rules": [{"name": "bias", "lr_mult": None}]})
+
+
+def test_rules_none_and_layer_decay_none_are_not_given() -> None:
+    cfg = {"bias_lr_mult": 2.0, "custom_keys": {"head": {"lr_mult": 0.5}}}
+    plain = _rows(cfg)
+    nones = _rows({**cfg, "rules": None, "layer_decay": None})
+    assert [(r.lr, r.rule, r.group) for r in plain.values()] == [
+        (r.lr, r.rule, r.group) for r in nones.values()
+    ]
+
+
+def test_custom_keys_none_says_to_leave_it_out() -> None:
+    # SPEC 3.1: custom_keys must be a mapping, None included; the message says what works.
+    with pytest.raises(TypeError) as raised:
+        DefaultOptimizerConstructor(SGD, {"custom_keys": None})
+    assert str(raised.value) == (
+        "paramwise_cfg['custom_keys'] must be a mapping (a dict), got None (NoneType); leave "
+        "custom_keys out, or give {}, for no custom keys"
+    )
+
+
 def test_the_dwconv_kind_needs_groups_equal_to_more_than_one_input_channel() -> None:
     model = nn.Sequential(nn.Conv2d(1, 1, 1), nn.Conv2d(2, 2, 1, groups=2, bias=False))
     with pytest.warns(UserWarning, match=r"rules'\]\[1\] selects no parameter"):

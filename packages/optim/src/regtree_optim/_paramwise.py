@@ -307,10 +307,11 @@ class ParamwiseRules:
         )
 
 
-def _check_mapping(value: object, what: str) -> Mapping[Any, Any]:
+def _check_mapping(value: object, what: str, if_none: str = "") -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(
             f"{what} must be a mapping (a dict), got {value!r} ({type(value).__name__})"
+            f"{if_none if value is None else ''}"
         )
     return value
 
@@ -443,7 +444,11 @@ def _resolve_custom(
     info: OptimizerInfo,
     baseline: Mapping[str, Any],
 ) -> tuple[CustomRule, ...]:
-    entries = _check_mapping(custom_keys, "paramwise_cfg['custom_keys']")
+    entries = _check_mapping(
+        custom_keys,
+        "paramwise_cfg['custom_keys']",
+        if_none="; leave custom_keys out, or give {}, for no custom keys",
+    )
     for key in entries:
         if not isinstance(key, str) or not key:
             raise TypeError(f"custom_keys keys must be non-empty str, got {key!r}")
@@ -560,7 +565,8 @@ def resolve_rules(
         **optimizer.defaults,
         **{key: value for key, value in optimizer_cfg.items() if key != "type"},
     }
-    # Present means checked: custom_keys=None is a TypeError, as in mmcv.
+    # Present means checked: custom_keys=None is a TypeError (SPEC 3.1, as mmcv checks it),
+    # where a None multiplier, rules=None or layer_decay=None is not given.
     custom = (
         _resolve_custom(paramwise_cfg["custom_keys"], base_lr, base_wd, optimizer, baseline)
         if "custom_keys" in paramwise_cfg

@@ -431,12 +431,14 @@ def _sort_keys(
 def _multipliers(
     index: int, values: Mapping[str, Any], base_lr: Any, base_wd: Any
 ) -> tuple[float | None, float | None]:
-    """A rule's ``lr_mult`` and ``decay_mult`` (None where not given), each with its base."""
+    """A rule's ``lr_mult`` and ``decay_mult`` (None where not given), each with its base.
+
+    A multiplier of None is not given, as in the rest of ``paramwise_cfg``.
+    """
     where = _where(index)
-    lr_mult = _mult(values["lr_mult"], index, "lr_mult") if "lr_mult" in values else None
-    decay_mult = (
-        _mult(values["decay_mult"], index, "decay_mult") if "decay_mult" in values else None
-    )
+    lr_mult, decay_mult = values.get("lr_mult"), values.get("decay_mult")
+    lr_mult = None if lr_mult is None else _mult(lr_mult, index, "lr_mult")
+    decay_mult = None if decay_mult is None else _mult(decay_mult, index, "decay_mult")
     if lr_mult is not None and base_lr is None:
         raise ValueError(
             f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr, so there is nothing "
