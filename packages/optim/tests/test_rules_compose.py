@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 import warnings
 from typing import Any
@@ -619,6 +620,36 @@ def test_custom_keys_none_says_to_leave_it_out() -> None:
         "paramwise_cfg['custom_keys'] must be a mapping (a dict), got None (NoneType); leave "
         "custom_keys out, or give {}, for no custom keys"
     )
+
+
+def test_a_custom_keys_own_lr_is_multiplied_by_what_follows_3_2_and_explain_says_so() -> None:
+    # The entry's lr replaces base * lr_mult (3.2, as mmengine copies it); compose's built-in
+    # multiplier, the rules and the layer decay then multiply that value (SPEC 3.3: after 3.2
+    # has decided), and explain counts it as lr / base_lr, so lr_mult stays lr / base_lr.
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    paramwise = {
+        "custom_keys": {"0.": {"lr_mult": 4.0, "lr": 0.5, "weight_decay": 0.2}},
+        "compose": True,
+        "bias_lr_mult": 3.0,
+        "rules": [{"match": "*", "lr_mult": 2.0, "decay_mult": 3.0}],
+        "layer_decay": {"rate": 0.25, "depth": [["0", 0]], "num_layers": 2},
+    }
+    rows = {r.name: r for r in DefaultOptimizerConstructor(SGD, paramwise).explain(model)}
+    assert (rows["0.weight"].lr, rows["0.weight"].weight_decay) == (0.5 * 2.0 * 0.25, 0.2 * 3.0)
+    assert rows["0.bias"].lr == 0.5 * 3.0 * 2.0 * 0.25
+    assert rows["0.bias"].rule == "custom_keys['0.'], bias_lr_mult, rules[0], layer_decay[0/2]"
+    for row in rows.values():
+        assert row.lr_mult == pytest.approx(row.lr / LR), row.name
+        assert row.decay_mult == pytest.approx(row.weight_decay / WD), row.name
+    # 3.2 alone: the entry decides, and explain's multiplier is its lr over the base.
+    plain = DefaultOptimizerConstructor(SGD, {"custom_keys": paramwise["custom_keys"]})
+    first = plain.explain(model)[0]
+    assert (first.lr, first.lr_mult, first.decay_mult) == (0.5, 0.5 / LR, 0.2 / WD)
+    # A value set over a base of 0 has no finite factor.
+    no_decay = DefaultOptimizerConstructor(
+        {**SGD, "weight_decay": 0.0}, {"custom_keys": {"0.": {"weight_decay": 0.05}}}
+    )
+    assert no_decay.explain(model)[0].decay_mult == math.inf
 
 
 def test_the_dwconv_kind_needs_groups_equal_to_more_than_one_input_channel() -> None:
