@@ -13,19 +13,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from torch import nn
 
 from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
-from ._paramwise import Decision, ParamwiseRules
+from ._paramwise import DEFAULT_RULE, Decision, ParamwiseRules
 from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
-__all__ = ["Decided", "Prepared", "RuleStage", "compose_decisions", "product"]
-
-_DEFAULT_RULE: Final[str] = "default"
+__all__ = ["Decided", "Prepared", "RuleStage", "compose_decisions", "product", "rule_label"]
 
 
 def product(factors: tuple[Any, ...]) -> Any:
@@ -37,7 +35,12 @@ def product(factors: tuple[Any, ...]) -> Any:
 
 
 def _labels(*rules: str) -> list[str]:
-    return [rule for rule in rules if rule != _DEFAULT_RULE]
+    return [rule for rule in rules if rule != DEFAULT_RULE]
+
+
+def rule_label(*rules: str) -> str:
+    """What decided, as explain names it: each rule that applied, in order, else ``default``."""
+    return ", ".join(_labels(*rules)) or DEFAULT_RULE
 
 
 def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...]) -> None:
@@ -59,7 +62,7 @@ def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules
     _multiplied(settings, "weight_decay", builtin.decay_factors)
     return rules.decision(
         settings,
-        ", ".join(_labels(custom.rule, builtin.rule)) or _DEFAULT_RULE,
+        rule_label(custom.rule, builtin.rule),
         lr_factors=(*custom.lr_factors, *builtin.lr_factors),
         decay_factors=(*custom.decay_factors, *builtin.decay_factors),
     )
@@ -300,7 +303,7 @@ class RuleStage:
             labels += (hook,)
         return self._rules.decision(
             settings,
-            ", ".join(labels) or _DEFAULT_RULE,
+            ", ".join(labels) or DEFAULT_RULE,
             lr_factors=lr_factors,
             decay_factors=decay_factors,
             route=prepared.route,

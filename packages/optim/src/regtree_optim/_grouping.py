@@ -56,6 +56,7 @@ class Placement:
         group: Index of its group.
         lr_mult: The product of the lr multipliers applied (layer decay included).
         decay_mult: The product of the weight-decay multipliers applied.
+        settings: The settings the planner gave its group; None where it did not place it.
     """
 
     name: str
@@ -64,6 +65,7 @@ class Placement:
     group: int
     lr_mult: Any = 1.0
     decay_mult: Any = 1.0
+    settings: Mapping[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -695,6 +697,7 @@ def _placement(name: str, param: torch.Tensor, decision: Decision, index: int) -
         index,
         product(decision.lr_factors),
         product(decision.decay_factors),
+        decision.settings,
     )
 
 

@@ -23,6 +23,7 @@ from ._warnings import warn_caller
 __all__ = [
     "DECAY_PRECEDENCES",
     "DEFAULT_PARAMWISE_KEYS",
+    "DEFAULT_RULE",
     "CustomRule",
     "Decision",
     "ParamFacts",
@@ -57,7 +58,8 @@ _CUSTOM_RESERVED: Final[dict[str, str]] = {
     "params": "parameters are chosen by matching the key against parameter names",
     "param_names": "parameter names are filled in by the constructor",
 }
-_DEFAULT_RULE: Final = "default"
+# What explain names a parameter that no rule touched.
+DEFAULT_RULE: Final = "default"
 
 
 _SCALARS: Final = frozenset({float, int, bool, str, type(None)})
@@ -293,7 +295,7 @@ class ParamwiseRules:
                     decay_factors = (mult,)
         return self.decision(
             settings,
-            ", ".join(applied) or _DEFAULT_RULE,
+            ", ".join(applied) or DEFAULT_RULE,
             lr_factors=lr_factors,
             decay_factors=decay_factors,
         )
