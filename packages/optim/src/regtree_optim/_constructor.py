@@ -198,7 +198,12 @@ class DefaultOptimizerConstructor:
         self, params: list[dict[str, Any]], root: nn.Module, explain: bool = False
     ) -> _LegacyWalk:
         planner = GroupPlanner(
-            self._current_rules().rules, merge=False, explain=explain, groups=params, root=root
+            self._current_rules().rules,
+            merge=False,
+            explain=explain,
+            groups=params,
+            root=root,
+            appended_by=(origin(type(self).add_params) if self._uses_legacy_add_params() else None),
         )
         return _LegacyWalk(constructor=self, params=params, planner=planner)
 
