@@ -222,6 +222,69 @@ def test_an_add_params_override_is_called_for_every_module(
     ]
 
 
+class _OwnHeadGroup(DefaultOptimizerConstructor):
+    """An mmcv-era override that gives ``head`` one group of its own at a hundredth of the lr."""
+
+    def add_params(
+        self,
+        params: list[dict[str, Any]],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        if prefix == "head":
+            params.append({"params": list(module.parameters()), "lr": self.base_lr * 0.01})
+            return
+        super().add_params(params, module, prefix, is_dcn_module)
+
+
+def _body_and_head() -> nn.Module:
+    model = nn.Module()
+    model.body = nn.Linear(2, 2)
+    model.head = nn.Sequential(nn.Linear(2, 2))
+    return model
+
+
+def test_rules_and_custom_keys_skip_what_an_override_places_itself_and_say_so() -> None:
+    # The override decides the settings of the groups it appends: no paramwise rule applies to
+    # them (custom_keys, multipliers, rules, layer decay alike); one that selects only those
+    # parameters says why it has no effect, rather than that it selects none.
+    paramwise = {
+        "custom_keys": {"head.0": {"lr_mult": 2.0}},
+        "rules": [{"match": "head.*", "lr_mult": 3.0}, {"match": "nothing.*", "lr_mult": 5.0}],
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimizer = _OwnHeadGroup({"type": "SGD", "lr": 0.1}, paramwise)(_body_and_head())
+    own = f"{__name__}:_OwnHeadGroup.add_params"
+    note = (
+        f"only parameters that {own} placed in groups of its own ('head.0.weight', "
+        "'head.0.bias'); their settings are their group's, so it does not apply to them (nor "
+        "do {others}). To apply it, have "
+        f"{own} pass their module to super().add_params."
+    )
+    assert [str(w.message) for w in caught] == [
+        "custom_keys key 'head.0' matches "
+        + note.format(others="the paramwise_cfg multipliers, rules or layer_decay"),
+        "paramwise_cfg['rules'][0] selects "
+        + note.format(others="custom_keys, the paramwise_cfg multipliers or layer_decay"),
+        "paramwise_cfg['rules'][1] selects no parameter of Module; it has no effect. Check its "
+        "selectors against the names explain() shows.",
+    ]
+    assert [(g["param_names"], g["lr"]) for g in optimizer.param_groups] == [
+        (["body.weight"], 0.1),
+        (["body.bias"], 0.1),
+        (["head.0.weight", "head.0.bias"], 0.1 * 0.01),
+    ]
+
+
+def test_a_rule_that_also_selects_what_the_walk_places_applies_there_without_a_warning() -> None:
+    paramwise = {"rules": [{"name": "bias", "lr_mult": 3.0}]}
+    optimizer = _OwnHeadGroup({"type": "SGD", "lr": 0.1}, paramwise)(_body_and_head())
+    lrs = {n: g["lr"] for g in optimizer.param_groups for n in g["param_names"]}
+    assert (lrs["body.bias"], lrs["head.0.bias"]) == (0.1 * 3.0, 0.1 * 0.01)
+
+
 def test_add_params_called_directly_walks_the_module_and_its_children(model: nn.Module) -> None:
     constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, {"bias_lr_mult": 2})
     params: list[dict[str, Any]] = []

@@ -155,3 +155,86 @@ def test_explain_agrees_with_the_groups_under_zero(
         assert any(p is params[row.name] for p in group["params"])
         assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
     assert len({row.group for row in rows}) == len(optimizer.param_groups)
+
+
+class _SuperOnly(DefaultOptimizerConstructor):
+    """An mmcv-era override that only passes each module on to the base class."""
+
+    def add_params(
+        self,
+        params: list[dict[str, Any]],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        super().add_params(params, module, prefix, is_dcn_module)
+
+
+class _OwnGroups(DefaultOptimizerConstructor):
+    """Places ``b`` itself, and halves the lr of the groups the walk files for ``c``."""
+
+    def add_params(
+        self,
+        params: list[dict[str, Any]],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        if prefix == "b":
+            params.append({"params": list(module.parameters()), "lr": self.base_lr * 0.01})
+            return
+        placed = len(params)
+        super().add_params(params, module, prefix, is_dcn_module)
+        if prefix == "c":
+            for group in params[placed:]:
+                group["lr"] *= 0.5
+
+
+def _three_linears() -> nn.Module:
+    model = nn.Module()
+    model.a = nn.Linear(2, 2)
+    model.b = nn.Linear(2, 2)
+    model.c = nn.Linear(2, 2)
+    return model
+
+
+def test_explain_through_an_add_params_override_reports_what_the_build_did() -> None:
+    # SPEC 3.3: rows carry the products applied and name every rule that applied; frozen
+    # parameters say why. An override that calls super() gets exactly that.
+    paramwise = {
+        "bias_lr_mult": 2.0,
+        "rules": [{"name": "bias", "lr_mult": 3.0}, {"match": "b.*", "freeze": True}],
+        "layer_decay": {"rate": 0.5, "depth": [["a", 0]], "num_layers": 2},
+    }
+    constructor = _SuperOnly({"type": "SGD", "lr": 0.1, "weight_decay": 0.01}, paramwise)
+    model = _three_linears()
+    rows = {row.name: row for row in constructor.explain(model)}
+    assert [(n, r.lr_mult, r.rule) for n, r in rows.items() if n.startswith("a")] == [
+        ("a.weight", 0.5, "layer_decay[0/2]"),
+        ("a.bias", 2.0 * 3.0 * 0.5, "bias_lr_mult, rules[0], layer_decay[0/2]"),
+    ]
+    assert rows["b.bias"].rule == "frozen by rules[1] (freeze: true)"
+    assert rows["c.bias"].rule == "bias_lr_mult, rules[0], layer_decay[1/2]"
+    optimizer = constructor(model)
+    for row in rows.values():
+        group = optimizer.param_groups[row.group]
+        assert group["param_names"] == [row.name]
+        assert (row.lr, row.weight_decay) == (group["lr"], group["weight_decay"])
+        assert row.lr_mult == pytest.approx(row.lr / 0.1)
+    assert [p.requires_grad for p in model.b.parameters()] == [False, False]
+
+
+def test_explain_names_the_override_for_groups_it_appends_or_changes() -> None:
+    constructor = _OwnGroups(
+        {"type": "SGD", "lr": 0.1}, {"rules": [{"name": "bias", "lr_mult": 3.0}]}
+    )
+    rows = {row.name: row for row in constructor.explain(_three_linears())}
+    own = f"{__name__}:_OwnGroups.add_params"
+    assert [(n, r.lr, r.lr_mult, r.rule) for n, r in rows.items()] == [
+        ("a.weight", 0.1, 1.0, "default"),
+        ("a.bias", 0.1 * 3.0, 3.0, "rules[0]"),
+        ("b.weight", 0.1 * 0.01, pytest.approx(0.01), own),
+        ("b.bias", 0.1 * 0.01, pytest.approx(0.01), own),
+        ("c.weight", 0.1 * 0.5, 0.5, own),
+        ("c.bias", 0.1 * 3.0 * 0.5, pytest.approx(1.5), f"rules[0], {own}"),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -146,6 +147,21 @@ def test_timm_param_groups_layer_decay_golden_holds_exactly(
     rows = {row.name: row for row in constructor.explain(TimmViT(depth=2))}
     assert rows["norm.weight"].rule == "layer_decay[2/4]"  # merged into the last block's id
     assert rows["head.bias"].rule == "layer_decay[3/4]"  # unmatched: above every group
+
+
+def test_min_scale_none_is_not_given() -> None:
+    cfg = {"rate": 0.5, "depth": [[r"(\d+)\.", 0]], "num_layers": 3}
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2))
+    lrs = [
+        [
+            row.lr
+            for row in DefaultOptimizerConstructor(
+                {"type": "SGD", "lr": 1.0}, {"layer_decay": ld}
+            ).explain(model)
+        ]
+        for ld in (cfg, {**cfg, "min_scale": None})
+    ]
+    assert lrs[0] == lrs[1] == [0.25, 0.25, 0.5, 0.5, 1.0, 1.0]
 
 
 def test_regex_pairs_give_n_plus_the_captured_number_and_the_rest_the_top() -> None:
@@ -468,6 +484,33 @@ _LD = "paramwise_cfg['layer_decay']"
             {"rate": 0.5, "freeze_below": "1"},
             TypeError,
             f"{_LD}['freeze_below'] must be a number, got '1' (str).",
+        ),
+        # Not finite: nan compares false with everything (lrs of nan, groups that never merge).
+        ({"rate": math.inf}, ValueError, f"{_LD}['rate'] must be a finite number, got inf."),
+        ({"rate": math.nan}, ValueError, f"{_LD}['rate'] must be a finite number, got nan."),
+        (
+            {"rate": 0.5, "min_scale": math.nan},
+            ValueError,
+            f"{_LD}['min_scale'] must be a finite number, got nan.",
+        ),
+        (
+            {"rate": 0.5, "freeze_below": math.nan},
+            ValueError,
+            f"{_LD}['freeze_below'] must be a finite number, got nan.",
+        ),
+        (
+            {"rate": 0.5, "freeze_below": -math.inf},
+            ValueError,
+            f"{_LD}['freeze_below'] must be a finite number, got -inf.",
+        ),
+        *(
+            (
+                {"rate": 0.5, "min_scale": min_scale},
+                ValueError,
+                f"{_LD}['min_scale'] must be in [0, 1], got {min_scale!r}: it is the smallest "
+                "scale a layer gets (the top layer's is 1), and 0, the default, sets no floor.",
+            )
+            for min_scale in (-0.1, 1.5)
         ),
         (
             [0.5],

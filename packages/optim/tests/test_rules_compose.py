@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 import warnings
 from typing import Any
@@ -419,7 +420,7 @@ _ROUTED: dict[str, Any] = {
 _SELECTORS_AND_EFFECTS = (
     "A rule holds selectors (match, regex, exclude, module, ndim, name), effects (lr_mult, "
     "decay_mult, freeze, optimizer) and options torch.optim.sgd:SGD accepts: dampening, "
-    "differentiable, foreach, fused, lr, maximize, momentum, nesterov, weight_decay."
+    "differentiable, foreach, fused, maximize, momentum, nesterov."
 )
 
 
@@ -446,6 +447,13 @@ _SELECTORS_AND_EFFECTS = (
             ValueError,
             f"{_RULE} has unknown key 'momentun'; did you mean 'momentum'? "
             + _SELECTORS_AND_EFFECTS,
+        ),
+        (
+            # lr and weight_decay are no rule's to set: never offered, nor as the closest key.
+            SGD,
+            {"rules": [{"name": "bias", "weight_decy": 0.5}]},
+            ValueError,
+            f"{_RULE} has unknown key 'weight_decy'. {_SELECTORS_AND_EFFECTS}",
         ),
         (
             SGD,
@@ -582,6 +590,66 @@ def test_a_rule_without_lr_mult_needs_no_lr() -> None:
         0.5,
         0.9,
     )
+
+
+def test_a_none_multiplier_in_a_rule_is_not_given_as_in_the_rest_of_paramwise_cfg() -> None:
+    rule = {"name": "bias", "lr_mult": 2.0}
+    given = _rows({"bias_lr_mult": None, "rules": [rule]})
+    with_none = _rows({"rules": [{**rule, "decay_mult": None}]})
+    assert [(r.lr, r.weight_decay, r.lr_mult, r.decay_mult, r.rule) for r in given.values()] == [
+        (r.lr, r.weight_decay, r.lr_mult, r.decay_mult, r.rule) for r in with_none.values()
+    ]
+    # Not given, so it needs no base: a rule's None lr_mult without lr is no error.
+    DefaultOptimizerConstructor({"type": "SGD"}, {"rules": [{"name": "bias", "lr_mult": None}]})
+
+
+def test_rules_none_and_layer_decay_none_are_not_given() -> None:
+    cfg = {"bias_lr_mult": 2.0, "custom_keys": {"head": {"lr_mult": 0.5}}}
+    plain = _rows(cfg)
+    nones = _rows({**cfg, "rules": None, "layer_decay": None})
+    assert [(r.lr, r.rule, r.group) for r in plain.values()] == [
+        (r.lr, r.rule, r.group) for r in nones.values()
+    ]
+
+
+def test_custom_keys_none_says_to_leave_it_out() -> None:
+    # SPEC 3.1: custom_keys must be a mapping, None included; the message says what works.
+    with pytest.raises(TypeError) as raised:
+        DefaultOptimizerConstructor(SGD, {"custom_keys": None})
+    assert str(raised.value) == (
+        "paramwise_cfg['custom_keys'] must be a mapping (a dict), got None (NoneType); leave "
+        "custom_keys out, or give {}, for no custom keys"
+    )
+
+
+def test_a_custom_keys_own_lr_is_multiplied_by_what_follows_3_2_and_explain_says_so() -> None:
+    # The entry's lr replaces base * lr_mult (3.2, as mmengine copies it); compose's built-in
+    # multiplier, the rules and the layer decay then multiply that value (SPEC 3.3: after 3.2
+    # has decided), and explain counts it as lr / base_lr, so lr_mult stays lr / base_lr.
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    paramwise = {
+        "custom_keys": {"0.": {"lr_mult": 4.0, "lr": 0.5, "weight_decay": 0.2}},
+        "compose": True,
+        "bias_lr_mult": 3.0,
+        "rules": [{"match": "*", "lr_mult": 2.0, "decay_mult": 3.0}],
+        "layer_decay": {"rate": 0.25, "depth": [["0", 0]], "num_layers": 2},
+    }
+    rows = {r.name: r for r in DefaultOptimizerConstructor(SGD, paramwise).explain(model)}
+    assert (rows["0.weight"].lr, rows["0.weight"].weight_decay) == (0.5 * 2.0 * 0.25, 0.2 * 3.0)
+    assert rows["0.bias"].lr == 0.5 * 3.0 * 2.0 * 0.25
+    assert rows["0.bias"].rule == "custom_keys['0.'], bias_lr_mult, rules[0], layer_decay[0/2]"
+    for row in rows.values():
+        assert row.lr_mult == pytest.approx(row.lr / LR), row.name
+        assert row.decay_mult == pytest.approx(row.weight_decay / WD), row.name
+    # 3.2 alone: the entry decides, and explain's multiplier is its lr over the base.
+    plain = DefaultOptimizerConstructor(SGD, {"custom_keys": paramwise["custom_keys"]})
+    first = plain.explain(model)[0]
+    assert (first.lr, first.lr_mult, first.decay_mult) == (0.5, 0.5 / LR, 0.2 / WD)
+    # A value set over a base of 0 has no finite factor.
+    no_decay = DefaultOptimizerConstructor(
+        {**SGD, "weight_decay": 0.0}, {"custom_keys": {"0.": {"weight_decay": 0.05}}}
+    )
+    assert no_decay.explain(model)[0].decay_mult == math.inf
 
 
 def test_the_dwconv_kind_needs_groups_equal_to_more_than_one_input_channel() -> None:

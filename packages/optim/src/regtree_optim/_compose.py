@@ -11,21 +11,30 @@ distinct combination.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, NamedTuple
 
+import torch
 from torch import nn
 
 from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
-from ._paramwise import Decision, ParamwiseRules
+from ._module_kinds import is_depthwise, module_kind
+from ._paramwise import DEFAULT_RULE, Decision, ParamwiseRules
 from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
-__all__ = ["Decided", "Prepared", "RuleStage", "compose_decisions", "product"]
-
-_DEFAULT_RULE: Final[str] = "default"
+__all__ = [
+    "Decided",
+    "PlacedElsewhere",
+    "Prepared",
+    "RuleStage",
+    "compose_decisions",
+    "placed_elsewhere_note",
+    "product",
+    "rule_label",
+]
 
 
 def product(factors: tuple[Any, ...]) -> Any:
@@ -37,7 +46,12 @@ def product(factors: tuple[Any, ...]) -> Any:
 
 
 def _labels(*rules: str) -> list[str]:
-    return [rule for rule in rules if rule != _DEFAULT_RULE]
+    return [rule for rule in rules if rule != DEFAULT_RULE]
+
+
+def rule_label(*rules: str) -> str:
+    """What decided, as explain names it: each rule that applied, in order, else ``default``."""
+    return ", ".join(_labels(*rules)) or DEFAULT_RULE
 
 
 def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...]) -> None:
@@ -59,7 +73,7 @@ def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules
     _multiplied(settings, "weight_decay", builtin.decay_factors)
     return rules.decision(
         settings,
-        ", ".join(_labels(custom.rule, builtin.rule)) or _DEFAULT_RULE,
+        rule_label(custom.rule, builtin.rule),
         lr_factors=(*custom.lr_factors, *builtin.lr_factors),
         decay_factors=(*custom.decay_factors, *builtin.decay_factors),
     )
@@ -67,6 +81,45 @@ def compose_decisions(custom: Decision, builtin: Decision, rules: ParamwiseRules
 
 # A decision, and whether the parameter is to be frozen (SPEC 3.3's freeze, freeze_below).
 Decided = tuple[Decision, bool]
+
+
+class PlacedElsewhere(NamedTuple):
+    """A parameter of a group the walk did not file (an mmcv-era ``add_params`` override's).
+
+    Attributes:
+        name: Its full name, as the walk names it.
+        attr: Its attribute name in its module.
+        module: The module that holds it.
+        param: The parameter.
+    """
+
+    name: str
+    attr: str
+    module: nn.Module
+    param: torch.Tensor
+
+
+def placed_elsewhere_note(names: Sequence[str], appended_by: str | None, others: str) -> str:
+    """Why a rule or custom key that selects only parameters of such groups has no effect.
+
+    Args:
+        names: The parameters it selects there.
+        appended_by: The override that appended their groups (``module:qualname``); None for
+            groups that were in ``params`` before ``add_params`` was called.
+        others: What else does not apply to them.
+    """
+    shown = ", ".join(map(repr, names[:3]))
+    if len(names) > 3:
+        shown += f", ... ({len(names)} in all)"
+    if appended_by is None:
+        where, fix = "of groups already in params", "leave their module to add_params"
+    else:
+        where = f"that {appended_by} placed in groups of its own"
+        fix = f"have {appended_by} pass their module to super().add_params"
+    return (
+        f"only parameters {where} ({shown}); their settings are their group's, so it does not "
+        f"apply to them (nor do {others}). To apply it, {fix}."
+    )
 
 
 # eq=False: one object per (3.2 decision, rules selected), hashed by identity, so it is a cheap
@@ -300,20 +353,58 @@ class RuleStage:
             labels += (hook,)
         return self._rules.decision(
             settings,
-            ", ".join(labels) or _DEFAULT_RULE,
+            ", ".join(labels) or DEFAULT_RULE,
             lr_factors=lr_factors,
             decay_factors=decay_factors,
             route=prepared.route,
         )
 
-    def finish(self, root: nn.Module) -> None:
-        """Warn about every rule that selected no parameter."""
-        if self.selector is None:
+    def finish(
+        self,
+        root: nn.Module,
+        placed_elsewhere: Callable[[], Sequence[PlacedElsewhere]] = tuple,
+        appended_by: str | None = None,
+    ) -> None:
+        """Warn about every rule that selected no parameter.
+
+        Args:
+            root: The model walked.
+            placed_elsewhere: The parameters of groups the walk did not file; asked only where a
+                rule selected nothing, to say so where it selects some of those.
+            appended_by: Who appended those groups (see :func:`placed_elsewhere_note`).
+        """
+        selector = self.selector
+        if selector is None:
             return
-        for rule in self.selector.rules:
-            if rule.index not in self.selector.used:
+        unused = [rule for rule in selector.rules if rule.index not in selector.used]
+        if not unused:
+            return
+        elsewhere = self._selected_among(placed_elsewhere())
+        for rule in unused:
+            where = f"paramwise_cfg['rules'][{rule.index}]"
+            names = elsewhere.get(rule.index)
+            if names:
+                others = "custom_keys, the paramwise_cfg multipliers or layer_decay"
+                warn_caller(f"{where} selects {placed_elsewhere_note(names, appended_by, others)}")
+            else:
                 warn_caller(
-                    f"paramwise_cfg['rules'][{rule.index}] selects no parameter of "
-                    f"{type(root).__name__}; it has no effect. Check its selectors against "
-                    "the names explain() shows."
+                    f"{where} selects no parameter of {type(root).__name__}; it has no effect. "
+                    "Check its selectors against the names explain() shows."
                 )
+
+    def _selected_among(self, params: Sequence[PlacedElsewhere]) -> dict[int, list[str]]:
+        # rule index -> the names it selects among params; read for a warning only, so one
+        # selection per parameter, none of it recorded as used.
+        selector = self.selector
+        assert selector is not None
+        columns = selector.name_columns([param.name for param in params])
+        rows = zip(*columns, strict=True) if columns else itertools.repeat((), len(params))
+        found: dict[int, list[str]] = {}
+        for param, hits in zip(params, rows, strict=True):
+            module_type = type(param.module)
+            depthwise = is_depthwise(param.module, module_kind(module_type).is_conv)
+            facts = selector.module_facts(module_type, depthwise)
+            selected = selector.select(facts, param.attr, param.param.ndim, tuple(hits))
+            for rule in selector.rules_of(selected):
+                found.setdefault(rule.index, []).append(param.name)
+        return found

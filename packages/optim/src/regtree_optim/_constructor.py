@@ -16,11 +16,18 @@ from regtree import NotRegisteredError
 from regtree.config import validate_config
 from regtree.naming import origin
 
+from ._compose import rule_label
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
 from ._module_kinds import module_children, module_kind, unwrap_model
 from ._optimizer_types import OptimizerInfo, describe_optimizer
-from ._paramwise import DEFAULT_PARAMWISE_KEYS, ParamwiseRules, resolve_rules
+from ._paramwise import (
+    DEFAULT_PARAMWISE_KEYS,
+    ParamwiseRules,
+    factor_of,
+    resolve_rules,
+    settings_key,
+)
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
@@ -187,8 +194,17 @@ class DefaultOptimizerConstructor:
             _ACTIVE_WALK.reset(token)
         _freeze(walk.planner.finish(module))
 
-    def _start_walk(self, params: list[dict[str, Any]], root: nn.Module) -> _LegacyWalk:
-        planner = GroupPlanner(self._current_rules().rules, merge=False, groups=params, root=root)
+    def _start_walk(
+        self, params: list[dict[str, Any]], root: nn.Module, explain: bool = False
+    ) -> _LegacyWalk:
+        planner = GroupPlanner(
+            self._current_rules().rules,
+            merge=False,
+            explain=explain,
+            groups=params,
+            root=root,
+            appended_by=(origin(type(self).add_params) if self._uses_legacy_add_params() else None),
+        )
         return _LegacyWalk(constructor=self, params=params, planner=planner)
 
     def _add_params_of(
@@ -209,16 +225,18 @@ class DefaultOptimizerConstructor:
 
     def _legacy_plan(self, model: nn.Module, rules: ParamwiseRules, explain: bool) -> GroupPlan:
         groups: list[dict[str, Any]] = []
-        walk = self._start_walk(groups, model)
+        walk = self._start_walk(groups, model, explain)
         token = _ACTIVE_WALK.set(walk)
         try:
             self.add_params(groups, model)
         finally:
             _ACTIVE_WALK.reset(token)
-        to_freeze = walk.planner.finish(model).to_freeze
+        walked = walk.planner.finish(model)
+        # The walk's own groups, one parameter each (it never merges here), by index.
+        planned = {placement.group: placement for placement in walked.placements or ()}
         first_names: dict[int, str] | None = None  # only for groups an override left unnamed
         placements: list[Placement] | None = [] if explain else None
-        rule = origin(type(self).add_params)
+        override = origin(type(self).add_params)
         for index, group in enumerate(groups):
             group["params"] = _group_params(group)
             if "param_names" not in group:
@@ -230,10 +248,9 @@ class DefaultOptimizerConstructor:
                 ]
             if placements is not None:
                 placements.extend(
-                    Placement(name, param, rule, index)
-                    for name, param in zip(group["param_names"], group["params"], strict=True)
+                    _legacy_placements(index, group, planned.get(index), override, rules.baseline)
                 )
-        return GroupPlan(groups=groups, placements=placements, to_freeze=to_freeze)
+        return GroupPlan(groups=groups, placements=placements, to_freeze=walked.to_freeze)
 
     # -- public ------------------------------------------------------------------------------
 
@@ -531,6 +548,43 @@ def _splits_safely(optimizer_type: object) -> bool:
 def _group_params(group: Mapping[str, Any]) -> list[torch.Tensor]:
     params = group["params"]
     return [params] if isinstance(params, torch.Tensor) else list(params)
+
+
+def _legacy_placements(
+    index: int,
+    group: Mapping[str, Any],
+    planned: Placement | None,
+    override: str,
+    baseline: Mapping[str, Any],
+) -> list[Placement]:
+    """The placements explain shows for one group of an ``add_params`` walk, as built.
+
+    A group the walk filed keeps what decided it (every rule that applied, their products, why
+    it is frozen). A group the override appended itself, or changed after the walk filed it, is
+    the override's: its lr and weight decay were set, not multiplied, and count as
+    ``factor_of`` the base.
+    """
+    params = group["params"]
+    options = {key: value for key, value in group.items() if key not in ("params", "param_names")}
+    if (
+        planned is not None
+        and planned.settings is not None
+        and len(params) == 1
+        and params[0] is planned.param
+        and settings_key(options, {}) == settings_key(planned.settings, {})
+    ):
+        return [planned]
+    rule = override if planned is None else rule_label(planned.rule, override)
+    lr_mult, decay_mult = (
+        factor_of(options[option], baseline[option])
+        if option in options and baseline.get(option) is not None
+        else 1.0
+        for option in ("lr", "weight_decay")
+    )
+    return [
+        Placement(name, param, rule, index, lr_mult, decay_mult)
+        for name, param in zip(group["param_names"], params, strict=True)
+    ]
 
 
 def _effective(

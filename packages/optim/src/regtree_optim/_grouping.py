@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 import warnings
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -23,7 +23,15 @@ from torch import nn
 
 from regtree.naming import closest
 
-from ._compose import Decided, Prepared, RuleStage, compose_decisions, product
+from ._compose import (
+    Decided,
+    PlacedElsewhere,
+    Prepared,
+    RuleStage,
+    compose_decisions,
+    placed_elsewhere_note,
+    product,
+)
 from ._layer_decay import LayerScale
 from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
@@ -56,6 +64,7 @@ class Placement:
         group: Index of its group.
         lr_mult: The product of the lr multipliers applied (layer decay included).
         decay_mult: The product of the weight-decay multipliers applied.
+        settings: The settings the planner gave its group; None where it did not place it.
     """
 
     name: str
@@ -64,6 +73,7 @@ class Placement:
     group: int
     lr_mult: Any = 1.0
     decay_mult: Any = 1.0
+    settings: Mapping[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -295,6 +305,9 @@ class GroupPlanner:
         root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
         shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1); by
             default read from ``root`` at the first parameter FSDP1 flattened.
+        appended_by: The ``add_params`` override that appends groups of its own, for the
+            warnings about rules and custom keys that select only their parameters; None for
+            groups that were in ``groups`` already.
     """
 
     def __init__(
@@ -306,10 +319,12 @@ class GroupPlanner:
         groups: list[dict[str, Any]] | None = None,
         root: nn.Module | None = None,
         shapes: Mapping[int, torch.Size] | None = None,
+        appended_by: str | None = None,
     ) -> None:
         self.rules = rules
         self.root = root
         self._shapes = shapes
+        self._appended_by = appended_by
         self.decider = ParamDecider(rules)
         composition = rules.composition
         self.stage = (
@@ -627,15 +642,48 @@ class GroupPlanner:
         return first, any(freezes for _, freezes in decided)
 
     def finish(self, root: nn.Module) -> GroupPlan:
-        """Warn about custom keys that matched nothing and return the plan."""
+        """Warn about custom keys and rules that matched nothing and return the plan."""
+        groups = self.collector.groups
+        if self._synced < len(groups):  # groups an override appended after the last module
+            self._sync(groups)
+        found: list[list[PlacedElsewhere]] = []
+
+        def placed_elsewhere() -> list[PlacedElsewhere]:
+            if not found:
+                found.append(self._placed_elsewhere(root))
+            return found[0]
+
         if self.rules.custom:
-            keys = self.decider.decided_keys
-            _warn_unmatched(root, self.rules.custom, keys, self._names_met(), self._top_level)
+            _warn_unmatched(
+                root,
+                self.rules.custom,
+                self.decider.decided_keys,
+                self._names_met(),
+                self._top_level,
+                placed_elsewhere,
+                self._appended_by,
+            )
         if self.stage is not None:
-            self.stage.finish(root)
+            self.stage.finish(root, placed_elsewhere, self._appended_by)
         return GroupPlan(
             groups=self.collector.groups, placements=self.placements, to_freeze=self.to_freeze
         )
+
+    def _placed_elsewhere(self, root: nn.Module) -> list[PlacedElsewhere]:
+        # The parameters of groups others appended (an add_params override's), named as the walk
+        # names them: a second walk, made only to word a warning.
+        ids = self._synced_ids
+        if not ids:
+            return []
+        found: list[PlacedElsewhere] = []
+        named: set[int] = set()
+        for prefix, module, _ in walk_modules(root):
+            for attr, param in module._parameters.items():
+                if param is not None and id(param) in ids and id(param) not in named:
+                    named.add(id(param))
+                    name = f"{prefix}.{attr}" if prefix else attr
+                    found.append(PlacedElsewhere(name, attr, module, param))
+        return found
 
     def _sync(self, groups: list[dict[str, Any]]) -> None:
         # Groups someone else appended (an add_params override): their parameters came first.
@@ -695,6 +743,7 @@ def _placement(name: str, param: torch.Tensor, decision: Decision, index: int) -
         index,
         product(decision.lr_factors),
         product(decision.decay_factors),
+        decision.settings,
     )
 
 
@@ -711,6 +760,8 @@ def _warn_unmatched(
     decided_keys: set[str],
     names: Iterable[str],
     top_level: set[str],
+    placed_elsewhere: Callable[[], Sequence[PlacedElsewhere]],
+    appended_by: str | None,
 ) -> None:
     # Only keys that decided nothing need a scan (typos, keys shadowed by longer ones, keys that
     # match frozen parameters or skipped duplicates only), so the walk pays nothing for this.
@@ -721,6 +772,16 @@ def _warn_unmatched(
     match_names = [f".{name}" if name in top_level else name for name in names]
     for key in remaining:
         if any(key in match_name for match_name in match_names):
+            continue
+        elsewhere = [
+            param.name
+            for param in placed_elsewhere()
+            if key in (param.name if param.name != param.attr else f".{param.name}")
+        ]
+        if elsewhere:
+            others = "the paramwise_cfg multipliers, rules or layer_decay"
+            note = placed_elsewhere_note(elsewhere, appended_by, others)
+            warn_caller(f"custom_keys key {key!r} matches {note}")
             continue
         hints = closest(key, match_names, count=1)
         hint = f" (the closest name is {hints[0].lstrip('.')!r})" if hints else ""

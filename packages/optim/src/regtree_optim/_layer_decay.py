@@ -57,6 +57,9 @@ def _number(value: object, key: str) -> Any:
         raise TypeError(
             f"{_WHERE}[{key!r}] must be a number, got {value!r} ({type(value).__name__})."
         )
+    # nan compares false with everything: lrs would be nan and layers would stop merging.
+    if not math.isfinite(value):
+        raise ValueError(f"{_WHERE}[{key!r}] must be a finite number, got {value!r}.")
     return value
 
 
@@ -95,8 +98,9 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
 
     Raises:
         TypeError: it is not a mapping, or a number is not a number.
-        ValueError: an unknown key (naming the closest), a rate <= 0, a bad depth, or no lr in
-            the optimizer config to scale.
+        ValueError: an unknown key (naming the closest), a number that is not finite, a rate
+            <= 0, a min_scale outside [0, 1], a bad depth, or no lr in the optimizer config to
+            scale.
     """
     if not isinstance(cfg, Mapping):
         raise TypeError(
@@ -115,7 +119,16 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
     rate = _number(cfg["rate"], "rate")
     if not rate > 0:
         raise ValueError(f"{_WHERE}['rate'] must be > 0, got {rate!r}.")
-    min_scale = _number(cfg.get("min_scale", 0), "min_scale")
+    # None is not given, as for every optional number of paramwise_cfg.
+    min_scale = cfg.get("min_scale")
+    min_scale = 0 if min_scale is None else _number(min_scale, "min_scale")
+    if not 0 <= min_scale <= 1:
+        # Below 0 it would floor nothing (every scale is > 0); above 1 it would raise every
+        # layer, the top one included, above the lr the optimizer config gives.
+        raise ValueError(
+            f"{_WHERE}['min_scale'] must be in [0, 1], got {min_scale!r}: it is the smallest "
+            "scale a layer gets (the top layer's is 1), and 0, the default, sets no floor."
+        )
     freeze_below = cfg.get("freeze_below")
     if freeze_below is not None:
         _number(freeze_below, "freeze_below")

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
@@ -22,10 +23,12 @@ from ._warnings import warn_caller
 __all__ = [
     "DECAY_PRECEDENCES",
     "DEFAULT_PARAMWISE_KEYS",
+    "DEFAULT_RULE",
     "CustomRule",
     "Decision",
     "ParamFacts",
     "ParamwiseRules",
+    "factor_of",
     "resolve_rules",
 ]
 
@@ -55,10 +58,24 @@ _CUSTOM_RESERVED: Final[dict[str, str]] = {
     "params": "parameters are chosen by matching the key against parameter names",
     "param_names": "parameter names are filled in by the constructor",
 }
-_DEFAULT_RULE: Final = "default"
+# What explain names a parameter that no rule touched.
+DEFAULT_RULE: Final = "default"
 
 
 _SCALARS: Final = frozenset({float, int, bool, str, type(None)})
+
+
+def factor_of(value: Any, base: Any) -> Any:
+    """The factor that takes ``base`` to ``value``: how explain counts a value set, not multiplied.
+
+    A custom key's own ``lr`` (or an ``add_params`` override's group) sets the value; its
+    ``lr_mult`` in explain is ``value / base``, so the products stay ``lr / base_lr``. Where the
+    base is 0, no factor gives another value: ``inf`` (1 for the same value).
+    """
+    try:
+        return value / base
+    except ZeroDivisionError:
+        return 1.0 if value == 0 else math.copysign(math.inf, value)
 
 
 def _hashable(value: object) -> Hashable:
@@ -115,8 +132,9 @@ class Decision:
         settings: The group options (``lr``, ``weight_decay``, custom options) the rule sets.
         rule: What decided them, as shown by ``explain``.
         key: Hashable form of the effective settings; equal keys share a group when merging.
-        lr_factors: The lr multipliers applied, in order (``lr = base_lr * f0 * f1 * ...``).
-        decay_factors: The weight-decay multipliers applied, in order.
+        lr_factors: The lr multipliers applied, in order (``lr = base_lr * f0 * f1 * ...``; a
+            value set rather than multiplied counts as :func:`factor_of` it).
+        decay_factors: The weight-decay multipliers applied, in order, likewise.
         route: The sub-optimizer a ``rules`` entry routed the parameter to (SPEC 3.6), or None.
     """
 
@@ -277,7 +295,7 @@ class ParamwiseRules:
                     decay_factors = (mult,)
         return self.decision(
             settings,
-            ", ".join(applied) or _DEFAULT_RULE,
+            ", ".join(applied) or DEFAULT_RULE,
             lr_factors=lr_factors,
             decay_factors=decay_factors,
         )
@@ -307,10 +325,11 @@ class ParamwiseRules:
         )
 
 
-def _check_mapping(value: object, what: str) -> Mapping[Any, Any]:
+def _check_mapping(value: object, what: str, if_none: str = "") -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(
             f"{what} must be a mapping (a dict), got {value!r} ({type(value).__name__})"
+            f"{if_none if value is None else ''}"
         )
     return value
 
@@ -436,6 +455,18 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
     return options
 
 
+def _entry_factors(
+    options: Mapping[str, Any], option: str, mult: Any, baseline: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    # A custom key's factors for explain. Its own lr (or weight_decay) replaces base * mult, as
+    # mmengine copies it over: it counts as value / base, the base being what a parameter no
+    # rule touches gets (the config's value, else the optimizer's default).
+    if option in options:
+        base = baseline.get(option)
+        return () if base is None else (factor_of(options[option], base),)
+    return () if mult is None else (mult,)
+
+
 def _resolve_custom(
     custom_keys: object,
     base_lr: Any,
@@ -443,7 +474,11 @@ def _resolve_custom(
     info: OptimizerInfo,
     baseline: Mapping[str, Any],
 ) -> tuple[CustomRule, ...]:
-    entries = _check_mapping(custom_keys, "paramwise_cfg['custom_keys']")
+    entries = _check_mapping(
+        custom_keys,
+        "paramwise_cfg['custom_keys']",
+        if_none="; leave custom_keys out, or give {}, for no custom keys",
+    )
     for key in entries:
         if not isinstance(key, str) or not key:
             raise TypeError(f"custom_keys keys must be non-empty str, got {key!r}")
@@ -474,8 +509,8 @@ def _resolve_custom(
             settings,
             f"custom_keys[{key!r}]",
             baseline,
-            lr_factors=() if lr_mult is None else (lr_mult,),
-            decay_factors=() if decay_mult is None else (decay_mult,),
+            lr_factors=_entry_factors(options, "lr", lr_mult, baseline),
+            decay_factors=_entry_factors(options, "weight_decay", decay_mult, baseline),
         )
         rules.append(CustomRule(key=key, decision=decision))
     return tuple(rules)
@@ -560,7 +595,8 @@ def resolve_rules(
         **optimizer.defaults,
         **{key: value for key, value in optimizer_cfg.items() if key != "type"},
     }
-    # Present means checked: custom_keys=None is a TypeError, as in mmcv.
+    # Present means checked: custom_keys=None is a TypeError (SPEC 3.1, as mmcv checks it),
+    # where a None multiplier, rules=None or layer_decay=None is not given.
     custom = (
         _resolve_custom(paramwise_cfg["custom_keys"], base_lr, base_wd, optimizer, baseline)
         if "custom_keys" in paramwise_cfg

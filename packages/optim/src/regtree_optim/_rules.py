@@ -404,13 +404,14 @@ def _sort_keys(
         if key in _RESERVED:
             raise ValueError(f"{where} sets {key!r}, which a rule may not set: {_RESERVED[key]}.")
         if accepted_options is not None and key not in accepted_options:
-            valid = [*_SELECTORS, *_EFFECTS, *sorted(accepted_options)]
-            hint = closest(key, valid, count=1)
+            # Only what a rule may set: lr and weight_decay are the optimizer's, not a rule's.
+            settable = sorted(accepted_options.difference(_RESERVED))
+            hint = closest(key, [*_SELECTORS, *_EFFECTS, *settable], count=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
             raise ValueError(
                 f"{where} has unknown key {key!r}{suggestion} A rule holds selectors "
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
-                f"{optimizer_name} accepts: {', '.join(sorted(accepted_options))}."
+                f"{optimizer_name} accepts: {', '.join(settable) or 'none a rule may set'}."
             )
         expected = optimizer.expected_type(key, value)
         if expected is not None:
@@ -430,12 +431,14 @@ def _sort_keys(
 def _multipliers(
     index: int, values: Mapping[str, Any], base_lr: Any, base_wd: Any
 ) -> tuple[float | None, float | None]:
-    """A rule's ``lr_mult`` and ``decay_mult`` (None where not given), each with its base."""
+    """A rule's ``lr_mult`` and ``decay_mult`` (None where not given), each with its base.
+
+    A multiplier of None is not given, as in the rest of ``paramwise_cfg``.
+    """
     where = _where(index)
-    lr_mult = _mult(values["lr_mult"], index, "lr_mult") if "lr_mult" in values else None
-    decay_mult = (
-        _mult(values["decay_mult"], index, "decay_mult") if "decay_mult" in values else None
-    )
+    lr_mult, decay_mult = values.get("lr_mult"), values.get("decay_mult")
+    lr_mult = None if lr_mult is None else _mult(lr_mult, index, "lr_mult")
+    decay_mult = None if decay_mult is None else _mult(decay_mult, index, "decay_mult")
     if lr_mult is not None and base_lr is None:
         raise ValueError(
             f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr, so there is nothing "
