@@ -311,6 +311,40 @@ def test_lbfgs_state_loads_as_saved() -> None:
     _assert_same_state(_state_by_name(resumed), _state_by_name(saved))
 
 
+def _routed_with(kind: str) -> dict[str, Any]:
+    return {
+        "type": "RoutedOptimizer",
+        "optimizers": {"odd": {"type": kind, "lr": 0.01}, "adamw": {"type": "AdamW", "lr": 3e-4}},
+        "default": "adamw",
+        "paramwise_cfg": {"rules": [{"match": "0.*", "optimizer": "odd"}]},
+    }
+
+
+def test_a_routed_adafactor_s_factored_state_loads_as_saved() -> None:
+    # The shape check looks at the sub-optimizer that keeps each parameter's state.
+    cfg = _routed_with("Adafactor")
+    model = _model()
+    saved = build_optimizer(model, cfg)
+    _train(model, saved, first=0, steps=2)
+    by_torch = build_optimizer(model, cfg)
+    by_torch.load_state_dict(_saved(saved.state_dict()))
+    resumed = build_optimizer(model, cfg)
+    report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    assert report.new == []
+    _assert_same_state(_state_by_name(resumed), _state_by_name(by_torch))
+
+
+def test_a_routed_adamw_still_refuses_a_changed_shape_beside_adafactor() -> None:
+    cfg = _routed_with("Adafactor")
+    model = _model()
+    saved = build_optimizer(model, cfg)
+    _train(model, saved, first=0, steps=2)
+    changed = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Conv2d(4, 5, 1))
+    resumed = build_optimizer(changed, cfg)
+    with pytest.raises(ValueError, match=r"parameter '2\.weight' has shape \(2, 4, 1, 1\)"):
+        load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+
+
 def test_full_state_dict_of_a_plain_optimizer_is_its_state_dict() -> None:
     _, optimizer = _trained(_cfg("SGD"))
     full = full_state_dict(optimizer)

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch.optim import Optimizer
 
-from ._routed import OPTIMIZER_KEY
+from ._routed import OPTIMIZER_KEY, RoutedOptimizer
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["StateLoadReport", "full_state_dict", "load_state_dict_by_name"]
@@ -101,15 +101,23 @@ def _saved_layout(state_dict: Mapping[str, Any]) -> _SavedLayout:
     return _SavedLayout(ids_by_name, routes, state_dict["state"])
 
 
-def _keeps_state_in_param_shape(optimizer: Optimizer) -> bool:
+def _state_holder(optimizer: Optimizer, group: Mapping[str, Any]) -> Optimizer:
+    """The optimizer that keeps a group's state: ZeRO's local one, a RoutedOptimizer's sub."""
+    if isinstance(optimizer, ZeroRedundancyOptimizer):
+        optimizer = optimizer.optim  # type: ignore[attr-defined]  # torch's class
+    if isinstance(optimizer, RoutedOptimizer):
+        optimizer = optimizer.optimizers[group[OPTIMIZER_KEY]]
+    return optimizer
+
+
+def _keeps_state_in_param_shape(holder: Optimizer) -> bool:
     # Adafactor factors its second moment into a row and a column; LBFGS keeps flat history.
     odd = tuple(
         cls
         for cls in (getattr(torch.optim, "Adafactor", None), torch.optim.LBFGS)
         if isinstance(cls, type)
     )
-    local = getattr(optimizer, "optim", None)  # ZeroRedundancyOptimizer's local optimizer
-    return not isinstance(optimizer, odd) and not isinstance(local, odd)
+    return not isinstance(holder, odd)
 
 
 def _check_shapes(name: str, param: torch.Tensor, state: Mapping[Any, Any]) -> None:
@@ -149,7 +157,6 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
     saved = _saved_layout(state_dict)
     groups = optimizer.param_groups
     current_names = _names_by_group(groups, "the optimizer's")
-    check_shapes = _keeps_state_in_param_shape(optimizer)
     # The optimizer's own layout, packed as Optimizer.state_dict packs it, with the saved state
     # of each parameter under its index there, and its current state beside it (to put back).
     packed_groups: list[dict[str, Any]] = []
@@ -161,6 +168,7 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
         packed = {key: value for key, value in group.items() if key != "params"}
         packed["params"] = []
         route = group.get(OPTIMIZER_KEY)
+        check_shapes = _keeps_state_in_param_shape(_state_holder(optimizer, group))
         for name, param in zip(names, group["params"], strict=True):
             index = index_of.setdefault(id(param), len(index_of))
             packed["params"].append(index)
