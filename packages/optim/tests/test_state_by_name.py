@@ -309,6 +309,23 @@ def test_lbfgs_state_loads_as_saved() -> None:
     report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
     assert report.with_state == 1
     _assert_same_state(_state_by_name(resumed), _state_by_name(saved))
+    # LBFGS keeps one state on its first parameter: the others have none of their own (new, as
+    # SPEC 3.5 counts them), yet nothing starts fresh, and the summary says so.
+    others = ["0.bias", "1.bias", "1.weight", "2.bias", "2.weight"]
+    assert (report.loaded, report.new, report.shared) == (["0.weight"], others, others)
+    assert str(report) == (
+        "optimizer state loaded by name: 1 parameters; 0 new, starting fresh; 0 dropped; "
+        "5 sharing the state LBFGS keeps on its first parameter (0.bias, 1.bias, 1.weight, "
+        "... (2 more))"
+    )
+
+
+def test_lbfgs_without_saved_state_starts_fresh() -> None:
+    saved = build_optimizer(_model(), {"type": "LBFGS", "lr": 0.1})  # never stepped
+    resumed = build_optimizer(_model(), {"type": "LBFGS", "lr": 0.1})
+    report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    assert (report.loaded, report.shared, len(report.new)) == ([], [], 6)
+    assert "sharing" not in str(report)
 
 
 def _routed_with(kind: str) -> dict[str, Any]:
