@@ -3,8 +3,10 @@
 torch's cosine schedulers take one absolute ``eta_min`` for every group, which breaks the lr
 ratios the paramwise rules set (mmengine#1612, mmdetection3d#3059). The two classes registered
 here under torch's names are torch's classes with one more keyword, ``eta_min_ratio``: each
-group's floor is its own ``initial_lr * eta_min_ratio``, in the recursive form and the closed form
-alike, so every group follows the same curve scaled by its initial lr.
+group's floor is its own ``initial_lr * eta_min_ratio``, and each group's lr is its initial lr
+times one curve, computed in closed form, so the ratios between groups are exact at every step
+(torch's recursive form rounds each group on its own, and drifts past 1e-12 over long
+schedules).
 """
 
 from __future__ import annotations
@@ -49,12 +51,11 @@ _LENGTH_KEYS: Final[dict[str, str]] = {
 _NESTING: Final[frozenset[str]] = frozenset({"SequentialLR", "ChainedScheduler"})
 
 
-def _floors(
-    base_lrs: Sequence[float | torch.Tensor], eta_min: float, ratio: float | None
-) -> list[Any]:
-    if ratio is None:
-        return [eta_min] * len(base_lrs)
-    return [base_lr * ratio for base_lr in base_lrs]
+def _scaled(base_lrs: Sequence[float | torch.Tensor], ratio: float, cosine: float) -> list[Any]:
+    # Every group's lr is its initial lr times one float, so the ratios between groups are those
+    # of the initial lrs, rounded once (SPEC 3.4); floor + (base - floor) * cosine in real numbers.
+    curve = ratio + (1 - ratio) * cosine
+    return [base_lr * curve for base_lr in base_lrs]
 
 
 def _check_floor_options(
@@ -82,8 +83,11 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
     """torch's ``CosineAnnealingLR``, with ``eta_min_ratio`` for a floor per group.
 
     Without ``eta_min_ratio`` it is torch's class, value for value. With it, group ``i`` anneals
-    from its initial lr ``b_i`` to ``b_i * eta_min_ratio``; since every group's lr is then
-    ``b_i`` times one curve, the ratios between groups hold at every step.
+    from its initial lr ``b_i`` to ``b_i * eta_min_ratio``, its lr ``b_i`` times one curve in
+    closed form, so the ratios between groups hold at every step, however long the schedule.
+    Where something else changed the lr since the last step (another scheduler of a
+    ``ChainedScheduler``, or a hand-set lr), it takes torch's recursive form, which composes
+    with that change, each group with its own floor.
 
     Args:
         optimizer: The optimizer.
@@ -111,17 +115,22 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
         super().__init__(optimizer, T_max, floor, last_epoch)
 
     def get_lr(self) -> list[float | torch.Tensor]:
-        """Return torch's recursive form, with a floor per group instead of one ``eta_min``."""
-        if self.eta_min_ratio is None:
+        """Return each group's initial lr times the curve, or torch's recursive form (see above)."""
+        ratio = self.eta_min_ratio
+        if ratio is None:
             return super().get_lr()
         torch_schedulers._warn_get_lr_called_within_step(self)
-        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
         groups = self.optimizer.param_groups
         # Newer torch marks the initial step with _is_initial; older releases knew it by epoch 0.
         if getattr(self, "_is_initial", self.last_epoch == 0):
             return [group["lr"] for group in groups]
-        if self._step_count == 1 and self.last_epoch > 0:
+        on_curve = all(
+            bool(group["lr"] == lr)
+            for group, lr in zip(groups, self._lrs_at(self.last_epoch - 1), strict=True)
+        )
+        if on_curve or (self._step_count == 1 and self.last_epoch > 0):
             return self._get_closed_form_lr()
+        floors = [base_lr * ratio for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             return [
                 group["lr"] + (base_lr - floor) * (1 - math.cos(math.pi / self.T_max)) / 2
@@ -136,12 +145,14 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
         ]
 
     def _get_closed_form_lr(self) -> list[float | torch.Tensor]:
-        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
-        cosine = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-        return [
-            floor + (base_lr - floor) * cosine
-            for base_lr, floor in zip(self.base_lrs, floors, strict=True)
-        ]
+        if self.eta_min_ratio is None:
+            return super()._get_closed_form_lr()
+        return self._lrs_at(self.last_epoch)
+
+    def _lrs_at(self, step: int) -> list[Any]:
+        assert self.eta_min_ratio is not None  # only the eta_min_ratio path asks
+        cosine = (1 + math.cos(math.pi * step / self.T_max)) / 2
+        return _scaled(self.base_lrs, self.eta_min_ratio, cosine)
 
 
 class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
@@ -179,12 +190,8 @@ class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
         if self.eta_min_ratio is None:
             return super().get_lr()
         torch_schedulers._warn_get_lr_called_within_step(self)
-        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
         cosine = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-        return [
-            floor + (base_lr - floor) * cosine
-            for base_lr, floor in zip(self.base_lrs, floors, strict=True)
-        ]
+        return _scaled(self.base_lrs, self.eta_min_ratio, cosine)
 
 
 _OURS: Final[dict[str, type]] = {
