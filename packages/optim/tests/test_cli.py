@@ -301,6 +301,20 @@ def test_a_negative_step_of_an_open_schedule_is_exit_status_2(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_metric_driven_scheduler_stepped_is_exit_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plateau = '\n[scheduler]\ntype = "ReduceLROnPlateau"\n'
+    path = write(tmp_path, "cfg.toml", CONFIG + plateau)
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0,3")
+    assert (status, out) == (2, "")
+    assert f"{path}: --at 0,3: ReduceLROnPlateau sets the lr from a metric" in err
+    assert len(err.strip().splitlines()) == 1
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0")
+    assert (status, err) == (0, "")
+    assert "lr@0" in out.splitlines()[0]
+
+
 def test_a_device_this_torch_cannot_use_is_exit_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

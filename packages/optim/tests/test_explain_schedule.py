@@ -167,3 +167,20 @@ def test_at_and_scheduler_go_together() -> None:
 def test_steps_must_be_ints(at: Any) -> None:
     with pytest.raises(TypeError, match=r"step numbers \(ints\)"):
         _constructor().explain(_model(), scheduler=SCHEDULE, at=at)
+
+
+@pytest.mark.parametrize(
+    "plateau",
+    [{"type": "ReduceLROnPlateau"}, [{"type": "ReduceLROnPlateau", "patience": 1, "end": 10}]],
+    ids=["mapping", "one-phase"],
+)
+def test_a_metric_driven_scheduler_shows_step_0_only(plateau: Any) -> None:
+    # Its step() takes the validation loss: without training it has no lr after step 0.
+    rows = _constructor().explain(_model(), scheduler=plateau, at=[0])
+    assert all(row.lr_at == {0: row.lr} for row in rows)
+    with pytest.raises(
+        ValueError,
+        match=r"ReduceLROnPlateau sets the lr from a metric .* explain cannot step it without "
+        r"training: step 3 has no lr to show; ask for at=\[0\]",
+    ):
+        _constructor().explain(_model(), scheduler=plateau, at=[0, 3])

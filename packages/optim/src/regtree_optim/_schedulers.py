@@ -457,7 +457,8 @@ def resolve_steps(
     Raises:
         TypeError: ``at`` is not a sequence of ints.
         ValueError: a negative step where the schedule has no end (only a phased schedule whose
-            last phase gives ``end`` has one), or one before the schedule's start.
+            last phase gives ``end`` has one), or one before the schedule's start; a step
+            after 0 of a scheduler stepped with a metric (``ReduceLROnPlateau``).
     """
     steps: object = at
     if isinstance(steps, str | bytes) or not isinstance(steps, Sequence):
@@ -482,7 +483,22 @@ def resolve_steps(
                 f"so the earliest step counted back is {-schedule.end})"
             )
         resolved[step] = schedule.end + step
+    stepped = [given for given, step in resolved.items() if step > 0]
+    # In phases torch's SequentialLR refuses such a scheduler itself, as it is built.
+    if stepped and len(schedule.phases) == 1 and _needs_metric(schedule.phases[0]):
+        raise ValueError(
+            f"{_shown_type(schedule.phases[0])} sets the lr from a metric (its step() takes "
+            "the validation loss), so explain cannot step it without training: step "
+            f"{stepped[0]} has no lr to show; ask for at=[0], the lr it starts with"
+        )
     return resolved
+
+
+def _needs_metric(cfg: Mapping[str, Any]) -> bool:
+    """Whether the scheduler a config names is stepped with a metric (``ReduceLROnPlateau``)."""
+    kind = cfg.get("type")
+    found = SCHEDULERS.get(kind) if isinstance(kind, str) else kind
+    return isinstance(found, type) and issubclass(found, ReduceLROnPlateau)
 
 
 def lr_at_by_name(
