@@ -12,6 +12,7 @@ schedules).
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -40,12 +41,18 @@ __all__ = [
 
 SCHEDULERS: Final[Registry[Any]] = Registry("scheduler", scope="regtree_optim")
 
-# Schedulers whose length a phase gives when the config leaves it out (SPEC 3.4).
+# Schedulers whose length a phase gives when the config leaves it out (SPEC 3.4; OneCycleLR's
+# total_steps is our addition, as mmengine's OneCycleLR defaults it to end - begin).
 _LENGTH_KEYS: Final[dict[str, str]] = {
     "CosineAnnealingLR": "T_max",
     "LinearLR": "total_iters",
     "ConstantLR": "total_iters",
     "PolynomialLR": "total_iters",
+    "OneCycleLR": "total_steps",
+}
+# Other keys that give a scheduler its length, so that none is defaulted beside them.
+_OTHER_LENGTH_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "OneCycleLR": ("epochs", "steps_per_epoch"),
 }
 # Schedulers built from a list of other schedulers' configs.
 _NESTING: Final[frozenset[str]] = frozenset({"SequentialLR", "ChainedScheduler"})
@@ -321,19 +328,43 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
         begins.append(begin)
         ends.append(end)
     phases = []
-    for item, begin, end in zip(items, begins, ends, strict=True):
+    for index, (item, begin, end) in enumerate(zip(items, begins, ends, strict=True)):
         phase = {key: value for key, value in item.items() if key not in ("begin", "end")}
-        length_key = _LENGTH_KEYS.get(_type_name(item))
-        if length_key is not None and end is not None:
-            phase.setdefault(length_key, end - begin)
+        _default_length(index, phase, begin, end)
         phases.append(phase)
     return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
+
+
+def _default_length(index: int, phase: dict[str, Any], begin: int, end: int | None) -> None:
+    """Give a phase's scheduler its length, ``end - begin``, where the config leaves it out."""
+    name = _type_name(phase)
+    length_key = _LENGTH_KEYS.get(name)
+    others = _OTHER_LENGTH_KEYS.get(name, ())
+    if length_key is None or length_key in phase or any(key in phase for key in others):
+        return
+    if end is not None:
+        phase[length_key] = end - begin
+        return
+    found = _scheduler_class(phase)
+    parameter = inspect.signature(found).parameters.get(length_key) if found else None
+    if parameter is None or parameter.default not in (inspect.Parameter.empty, None):
+        return  # torch's own default length (LinearLR's total_iters=5), or not ours to judge
+    alternatives = f" (or {' and '.join(others)})" if others else ""
+    raise ValueError(
+        f"{_describe(index, phase)} has no {length_key} and no end to take it from; give the "
+        f"phase an end (its {length_key} defaults to end - begin) or {length_key}{alternatives}"
+    )
 
 
 def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
     """Return the phases of a scheduler config: one mapping, or a non-empty list of them."""
     if isinstance(cfg, Mapping):
         items: list[Any] = [cfg]
+        if "type" not in cfg:
+            raise ValueError(
+                f"the scheduler config has no 'type' (got keys {list(cfg)!r}); name a scheduler "
+                "of SCHEDULERS, such as type='CosineAnnealingLR'"
+            )
     elif isinstance(cfg, Sequence) and not isinstance(cfg, str | bytes):
         items = list(cfg)
         if not items:
@@ -343,6 +374,11 @@ def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
                 raise TypeError(
                     f"phase {index} of the schedule must be a mapping (a scheduler config), "
                     f"got {item!r}"
+                )
+            if "type" not in item:
+                raise ValueError(
+                    f"phase {index} of the schedule has no 'type' (got keys {list(item)!r}); "
+                    "name a scheduler of SCHEDULERS, such as type='LinearLR'"
                 )
     else:
         raise TypeError(
@@ -388,6 +424,20 @@ def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
     return SCHEDULERS.build(cfg, default_args={"optimizer": optimizer})
 
 
+def _build_phase(
+    optimizer: Optimizer, index: int, phase: Mapping[str, Any], *, phased: bool
+) -> Any:
+    # torch's own messages ("unexpected keyword argument") name no phase: the note does.
+    try:
+        return _build_one(optimizer, phase)
+    except Exception as error:
+        if phased and isinstance(getattr(error, "__notes__", []), list):
+            error.add_note(
+                f"regtree_optim: while building {_describe(index, phase)} of the schedule"
+            )
+        raise
+
+
 def build_scheduler(
     optimizer: Optimizer, cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]
 ) -> Any:
@@ -421,7 +471,10 @@ def build_scheduler(
     before = [dict(group) for group in optimizer.param_groups]
     tensors = [(value, value.clone()) for group in before for _, value in _tensor_options(group)]
     try:
-        schedulers = [_build_one(optimizer, phase) for phase in phases]
+        schedulers = [
+            _build_phase(optimizer, index, phase, phased=not isinstance(cfg, Mapping))
+            for index, phase in enumerate(phases)
+        ]
         if len(schedulers) == 1:
             return schedulers[0]
         return torch_schedulers.SequentialLR(
@@ -494,11 +547,17 @@ def resolve_steps(
     return resolved
 
 
-def _needs_metric(cfg: Mapping[str, Any]) -> bool:
-    """Whether the scheduler a config names is stepped with a metric (``ReduceLROnPlateau``)."""
+def _scheduler_class(cfg: Mapping[str, Any]) -> type | None:
+    """The class a scheduler config names, or None where it names none (the build says why)."""
     kind = cfg.get("type")
     found = SCHEDULERS.get(kind) if isinstance(kind, str) else kind
-    return isinstance(found, type) and issubclass(found, ReduceLROnPlateau)
+    return found if isinstance(found, type) else None
+
+
+def _needs_metric(cfg: Mapping[str, Any]) -> bool:
+    """Whether the scheduler a config names is stepped with a metric (``ReduceLROnPlateau``)."""
+    found = _scheduler_class(cfg)
+    return found is not None and issubclass(found, ReduceLROnPlateau)
 
 
 def lr_at_by_name(
