@@ -271,6 +271,25 @@ def test_at_adds_one_lr_column_per_step_of_the_scheduler_section(
         assert row["lr_at"] == {str(step): lr for step, lr in want.lr_at.items()}
 
 
+@pytest.mark.parametrize("at", [["--at", "-1,0"], ["--at=-1,0"], ["--at", "-1"]])
+def test_at_takes_a_first_step_that_is_negative(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, at: list[str]
+) -> None:
+    # argparse takes "-1,0" for an option; the space form works as the = form does.
+    path = write(tmp_path, "cfg.toml", CONFIG + SCHEDULE)
+    status, out, err = explain(capsys, "explain", str(path), *at)
+    assert (status, err) == (0, "")
+    steps = at[-1].removeprefix("--at=").split(",")
+    header = out.splitlines()[0].split()
+    assert header[header.index("lr") + 1 :][: len(steps)] == [f"lr@{step}" for step in steps]
+
+
+def test_at_without_its_steps_is_still_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = explain(capsys, "explain", "cfg.toml", "--at", "--json")
+    assert status == 2
+    assert "argument --at: expected one argument" in err
+
+
 def test_at_without_a_scheduler_section_is_exit_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -299,6 +318,20 @@ def test_a_negative_step_of_an_open_schedule_is_exit_status_2(
     assert (status, out) == (2, "")
     assert f"{path}: --at -1: step -1 counts back from the end of the schedule" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_metric_driven_scheduler_stepped_is_exit_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plateau = '\n[scheduler]\ntype = "ReduceLROnPlateau"\n'
+    path = write(tmp_path, "cfg.toml", CONFIG + plateau)
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0,3")
+    assert (status, out) == (2, "")
+    assert f"{path}: --at 0,3: ReduceLROnPlateau sets the lr from a metric" in err
+    assert len(err.strip().splitlines()) == 1
+    status, out, err = explain(capsys, "explain", str(path), "--at", "0")
+    assert (status, err) == (0, "")
+    assert "lr@0" in out.splitlines()[0]
 
 
 def test_a_device_this_torch_cannot_use_is_exit_status_2(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import pytest
@@ -74,6 +75,98 @@ def test_the_ratio_holds_within_1e_12_at_every_one_of_1000_steps(schedule: Any) 
     ratios = _backbone_ratios(optimizer, build_scheduler(optimizer, schedule))
     assert len(ratios) == STEPS + 1
     assert _worst(ratios) <= TOLERANCE
+
+
+def _two_groups(ratio: float, lr: float = 0.1) -> torch.optim.Optimizer:
+    # No model: two parameters, the first group's lr `ratio` times the second's.
+    params = [nn.Parameter(torch.zeros(1)) for _ in range(2)]
+    return torch.optim.SGD([{"params": [params[0]], "lr": lr * ratio}, {"params": [params[1]]}], lr)
+
+
+def _lrs(optimizer: torch.optim.Optimizer, scheduler: Any, steps: int) -> list[list[float]]:
+    history = [[group["lr"] for group in optimizer.param_groups]]
+    with warnings.catch_warnings():
+        # Only the lrs are of interest: no optimizer.step() comes first.
+        warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)`")
+        for _ in range(steps):
+            scheduler.step()
+            history.append([group["lr"] for group in optimizer.param_groups])
+    return history
+
+
+LONG_SCHEDULES = [
+    # Ten periods: torch's recursion passes through the floor again and again.
+    pytest.param(
+        {"type": "CosineAnnealingLR", "T_max": 1000, "eta_min_ratio": 0.1},
+        1e-3,
+        10_000,
+        id="cosine-10-periods",
+    ),
+    pytest.param(
+        [
+            {"type": "LinearLR", "start_factor": 0.001, "end": 1000},
+            {"type": "CosineAnnealingLR", "eta_min_ratio": 0.01, "end": 301_000},
+        ],
+        0.1,
+        301_000,
+        id="warmup-then-300k-cosine",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schedule", "ratio", "steps"), LONG_SCHEDULES)
+def test_the_ratio_holds_within_1e_12_over_a_long_schedule(
+    schedule: Any, ratio: float, steps: int
+) -> None:
+    optimizer = _two_groups(ratio)
+    history = _lrs(optimizer, build_scheduler(optimizer, schedule), steps)
+    assert max(abs(first / second / ratio - 1) for first, second in history) <= TOLERANCE
+
+
+@pytest.mark.parametrize(("schedule", "ratio", "steps"), LONG_SCHEDULES)
+def test_the_lrs_are_torch_s_with_each_group_s_floor_given_as_eta_min(
+    schedule: Any, ratio: float, steps: int
+) -> None:
+    # torch's own classes, one optimizer per group, each with that group's floor as eta_min.
+    steps = min(steps, 5000)
+    ours = _two_groups(ratio)
+    history = _lrs(ours, build_scheduler(ours, schedule), steps)
+    phases = schedule if isinstance(schedule, list) else [schedule]
+    floor_ratio = phases[-1]["eta_min_ratio"]
+    for index, group in enumerate(ours.param_groups):
+        theirs = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=group["initial_lr"])
+        eta_min = group["initial_lr"] * floor_ratio
+        as_torch = [
+            {key: value for key, value in phase.items() if key != "eta_min_ratio"}
+            | ({"eta_min": eta_min} if "eta_min_ratio" in phase else {})
+            for phase in phases
+        ]
+        torch_lrs = _lrs(theirs, build_scheduler(theirs, as_torch), steps)
+        for step, (mine, their) in enumerate(zip(history, torch_lrs, strict=True)):
+            assert math.isclose(mine[index], their[0], rel_tol=1e-9), (index, step)
+
+
+def test_in_a_chained_scheduler_it_composes_as_torch_s_recursive_form() -> None:
+    # ConstantLR changes the lr the cosine sees: the cosine then takes torch's recursive form,
+    # each group with its own floor, as torch's class with that floor as eta_min does.
+    def chained(floor: str, value: float) -> dict[str, Any]:
+        return {
+            "type": "ChainedScheduler",
+            "schedulers": [
+                {"type": "ConstantLR", "factor": 0.1, "total_iters": 5},
+                {"type": "CosineAnnealingLR", "T_max": 20, floor: value},
+            ],
+        }
+
+    ours = _two_groups(0.1)
+    history = _lrs(ours, build_scheduler(ours, chained("eta_min_ratio", 0.05)), 50)
+    for index, group in enumerate(ours.param_groups):
+        theirs = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=group["initial_lr"])
+        scheduler = build_scheduler(theirs, chained("eta_min", group["initial_lr"] * 0.05))
+        torch_lrs = _lrs(theirs, scheduler, 50)
+        for step, (mine, their) in enumerate(zip(history, torch_lrs, strict=True)):
+            # Within rounding: back on its curve (ConstantLR ended), it snaps to the closed form.
+            assert math.isclose(mine[index], their[0], rel_tol=1e-12), (index, step)
 
 
 @pytest.mark.parametrize(

@@ -128,6 +128,19 @@ def test_explanation_prints_as_a_table(
     assert "Explanation(14 parameters)" in repr(rows)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_tensor_lr_prints_as_the_float_it_holds(model: nn.Module, dtype: torch.dtype) -> None:
+    lr = torch.tensor(1e-4, dtype=dtype)
+    rows = DefaultOptimizerConstructor({"type": "SGD", "lr": lr}, {"bias_lr_mult": 3.0})
+    explanation = rows.explain(model)
+    table = str(explanation)
+    assert "tensor(" not in table
+    lines = {line.split()[1]: line for line in table.splitlines()[2:]}
+    for row in explanation:
+        assert f"  {float(row.lr)!r}  " in lines[row.name], row.name
+    assert any(float(row.lr) == float(lr * 3.0) for row in explanation)  # a bias, unrounded
+
+
 def test_rows_are_immutable_records() -> None:
     row = ParamRow(name="w", shape=(2,), lr=0.1, weight_decay=None, rule="default", group=0)
     with pytest.raises(AttributeError, match="'lr'"):

@@ -104,6 +104,46 @@ def test_explain_freezes_nothing_and_gives_the_unscheduled_rows(freezing: dict[s
     assert any("frozen by" in row.rule for row in rows)
 
 
+class _Shared(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        shared = nn.Linear(2, 2)
+        self.p, self.q, self.c = nn.Sequential(shared), nn.Sequential(shared), nn.Linear(2, 2)
+
+
+@pytest.mark.parametrize(
+    ("model", "paramwise", "match"),
+    [
+        (
+            _model,
+            {"custom_keys": {"nomatch": {"lr_mult": 0.1}}, "rules": [{"match": "zz*"}]},
+            r"(matches|selects) no parameter",
+        ),
+        (_Shared, {"bypass_duplicate": True, "bias_lr_mult": 2.0}, r"is the same tensor as"),
+    ],
+    ids=["unused custom key and rule", "shared parameters skipped"],
+)
+def test_each_warning_appears_once_as_without_a_schedule(
+    model: type[nn.Module], paramwise: dict[str, Any], match: str
+) -> None:
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1}, paramwise)
+    with pytest.warns(UserWarning, match=match) as plain:
+        constructor.explain(model())
+    with pytest.warns(UserWarning, match=match) as scheduled:
+        constructor.explain(model(), scheduler=SCHEDULE, at=[0, 300])
+    assert len(plain) >= 2
+    assert [str(w.message) for w in scheduled] == [str(w.message) for w in plain]
+
+
+def test_a_model_without_parameters_is_a_value_error_with_a_schedule_too() -> None:
+    with pytest.raises(
+        ValueError, match=r"Identity has no parameters, so torch\.optim\.sgd:SGD would have"
+    ):
+        DefaultOptimizerConstructor(OPTIMIZER_CFG).explain(
+            nn.Identity(), scheduler=SCHEDULE, at=[0]
+        )
+
+
 def test_a_schedule_that_fails_to_build_leaves_the_model_unfrozen() -> None:
     model = _model()
     constructor = _constructor(rules=[{"match": "0.*", "freeze": True}])
@@ -167,3 +207,20 @@ def test_at_and_scheduler_go_together() -> None:
 def test_steps_must_be_ints(at: Any) -> None:
     with pytest.raises(TypeError, match=r"step numbers \(ints\)"):
         _constructor().explain(_model(), scheduler=SCHEDULE, at=at)
+
+
+@pytest.mark.parametrize(
+    "plateau",
+    [{"type": "ReduceLROnPlateau"}, [{"type": "ReduceLROnPlateau", "patience": 1, "end": 10}]],
+    ids=["mapping", "one-phase"],
+)
+def test_a_metric_driven_scheduler_shows_step_0_only(plateau: Any) -> None:
+    # Its step() takes the validation loss: without training it has no lr after step 0.
+    rows = _constructor().explain(_model(), scheduler=plateau, at=[0])
+    assert all(row.lr_at == {0: row.lr} for row in rows)
+    with pytest.raises(
+        ValueError,
+        match=r"ReduceLROnPlateau sets the lr from a metric .* explain cannot step it without "
+        r"training: step 3 has no lr to show; ask for at=\[0\]",
+    ):
+        _constructor().explain(_model(), scheduler=plateau, at=[0, 3])

@@ -143,6 +143,81 @@ def test_an_explicit_length_wins_over_the_phase_length() -> None:
     assert scheduler._milestones == [20]
 
 
+def test_one_cycle_lr_takes_its_total_steps_from_the_phase() -> None:
+    # Our choice beyond SPEC 3.4, as mmengine's OneCycleLR: total_steps defaults to end - begin.
+    phases = [
+        {"type": "LinearLR", "start_factor": 0.1, "end": 5},
+        {"type": "OneCycleLR", "max_lr": 0.5, "end": 25},
+    ]
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        warmup = lr_scheduler.LinearLR(optimizer, start_factor=0.1, total_iters=5)
+        cycle = lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=20)
+        return lr_scheduler.SequentialLR(optimizer, [warmup, cycle], milestones=[5])
+
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand, steps=24)
+
+
+def test_one_cycle_lr_with_epochs_keeps_them() -> None:
+    cycle = {"type": "OneCycleLR", "max_lr": 0.5, "epochs": 2, "steps_per_epoch": 4, "end": 100}
+    scheduler = build_scheduler(_optimizer(), [cycle])
+    assert scheduler.total_steps == 8
+
+
+@pytest.mark.parametrize(
+    ("kind", "length", "alternatives"),
+    [
+        ("CosineAnnealingLR", "T_max", ""),
+        ("OneCycleLR", "total_steps", r" \(or epochs and steps_per_epoch\)"),
+    ],
+)
+def test_a_last_phase_without_end_or_length_names_the_phase_and_what_to_give(
+    kind: str, length: str, alternatives: str
+) -> None:
+    phases = [{"type": "ConstantLR", "factor": 0.5, "end": 5}, {"type": kind, "max_lr": 0.5}]
+    if kind != "OneCycleLR":
+        del phases[1]["max_lr"]
+    optimizer = _optimizer()
+    before = [dict(group) for group in optimizer.param_groups]
+    with pytest.raises(
+        ValueError,
+        match=rf"phase 1 \({kind}\) has no {length} and no end to take it from; give the phase "
+        rf"an end \(its {length} defaults to end - begin\) or {length}{alternatives}$",
+    ):
+        build_scheduler(optimizer, phases)
+    assert [dict(group) for group in optimizer.param_groups] == before
+
+
+def test_a_last_phase_without_end_keeps_torch_s_default_length() -> None:
+    # LinearLR's total_iters defaults to 5 in torch: without an end, that default holds.
+    phases = [{"type": "ConstantLR", "factor": 0.5, "end": 5}, {"type": "LinearLR"}]
+    assert build_scheduler(_optimizer(), phases)._schedulers[1].total_iters == 5
+
+
+@pytest.mark.parametrize(
+    ("cfg", "match"),
+    [
+        ([{"end": 10}], r"phase 0 of the schedule has no 'type' \(got keys \['end'\]\); name a"),
+        ({"T_max": 10}, r"the scheduler config has no 'type' \(got keys \['T_max'\]\)"),
+    ],
+)
+def test_a_config_without_type_is_a_value_error_saying_so(cfg: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        build_scheduler(_optimizer(), cfg)
+
+
+def test_torch_s_error_in_a_phase_carries_a_note_naming_the_phase() -> None:
+    phases = [
+        {"type": "LinearLR", "start_factor": 0.1, "end": 5},
+        {"type": "StepLR", "step_size": 2, "bogus": 1},
+    ]
+    with pytest.raises(TypeError, match=r"bogus") as caught:
+        build_scheduler(_optimizer(), phases)
+    assert caught.value.__notes__[-1] == (
+        "regtree_optim: while building phase 1 (StepLR) of the schedule"
+    )
+
+
 def test_begin_and_end_are_never_passed_and_the_config_is_untouched() -> None:
     phases = [
         {"type": "StepLR", "step_size": 2, "end": 10},

@@ -309,6 +309,57 @@ def test_lbfgs_state_loads_as_saved() -> None:
     report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
     assert report.with_state == 1
     _assert_same_state(_state_by_name(resumed), _state_by_name(saved))
+    # LBFGS keeps one state on its first parameter: the others have none of their own (new, as
+    # SPEC 3.5 counts them), yet nothing starts fresh, and the summary says so.
+    others = ["0.bias", "1.bias", "1.weight", "2.bias", "2.weight"]
+    assert (report.loaded, report.new, report.shared) == (["0.weight"], others, others)
+    assert str(report) == (
+        "optimizer state loaded by name: 1 parameters; 0 new, starting fresh; 0 dropped; "
+        "5 sharing the state LBFGS keeps on its first parameter (0.bias, 1.bias, 1.weight, "
+        "... (2 more))"
+    )
+
+
+def test_lbfgs_without_saved_state_starts_fresh() -> None:
+    saved = build_optimizer(_model(), {"type": "LBFGS", "lr": 0.1})  # never stepped
+    resumed = build_optimizer(_model(), {"type": "LBFGS", "lr": 0.1})
+    report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    assert (report.loaded, report.shared, len(report.new)) == ([], [], 6)
+    assert "sharing" not in str(report)
+
+
+def _routed_with(kind: str) -> dict[str, Any]:
+    return {
+        "type": "RoutedOptimizer",
+        "optimizers": {"odd": {"type": kind, "lr": 0.01}, "adamw": {"type": "AdamW", "lr": 3e-4}},
+        "default": "adamw",
+        "paramwise_cfg": {"rules": [{"match": "0.*", "optimizer": "odd"}]},
+    }
+
+
+def test_a_routed_adafactor_s_factored_state_loads_as_saved() -> None:
+    # The shape check looks at the sub-optimizer that keeps each parameter's state.
+    cfg = _routed_with("Adafactor")
+    model = _model()
+    saved = build_optimizer(model, cfg)
+    _train(model, saved, first=0, steps=2)
+    by_torch = build_optimizer(model, cfg)
+    by_torch.load_state_dict(_saved(saved.state_dict()))
+    resumed = build_optimizer(model, cfg)
+    report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    assert report.new == []
+    _assert_same_state(_state_by_name(resumed), _state_by_name(by_torch))
+
+
+def test_a_routed_adamw_still_refuses_a_changed_shape_beside_adafactor() -> None:
+    cfg = _routed_with("Adafactor")
+    model = _model()
+    saved = build_optimizer(model, cfg)
+    _train(model, saved, first=0, steps=2)
+    changed = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Conv2d(4, 5, 1))
+    resumed = build_optimizer(changed, cfg)
+    with pytest.raises(ValueError, match=r"parameter '2\.weight' has shape \(2, 4, 1, 1\)"):
+        load_state_dict_by_name(resumed, _saved(saved.state_dict()))
 
 
 def test_full_state_dict_of_a_plain_optimizer_is_its_state_dict() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from regtree import Registry
 from regtree.cli import (
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = No
         The exit status: 0 on success, 1 when the model or the optimizer cannot be built, 2 for a
         bad command line or an unreadable config file.
     """
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    arguments = _attach_negative_steps(list(sys.argv[1:] if argv is None else argv))
     options = parse_command_line(PROG, build_parser(), arguments, COMMANDS, hint_cutoff=0.5)
     if isinstance(options, int):
         return options
@@ -47,6 +48,30 @@ def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = No
 
         models = MODELS
     return run_command(PROG, partial(_run_explain, options, models))
+
+
+# A comma-separated list of steps, the first one negative ("-1,0").
+_NEGATIVE_STEPS: Final = re.compile(r"-\d+(,-?\d+)*")
+
+
+def _attach_negative_steps(arguments: list[str]) -> list[str]:
+    """Write ``--at -1,0`` as ``--at=-1,0``, which argparse reads as the option's value.
+
+    argparse takes a word that starts with ``-`` for an option unless it is one negative number
+    (``-1``); ``--at`` is the only option whose value may start with ``-``.
+    """
+    end = arguments.index("--") if "--" in arguments else len(arguments)
+    attached: list[str] = []
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        if word == "--at" and index + 1 < end and _NEGATIVE_STEPS.fullmatch(arguments[index + 1]):
+            attached.append(f"--at={arguments[index + 1]}")
+            index += 2
+        else:
+            attached.append(word)
+            index += 1
+    return attached
 
 
 def build_parser() -> argparse.ArgumentParser:

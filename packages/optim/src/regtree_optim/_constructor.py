@@ -280,12 +280,7 @@ class DefaultOptimizerConstructor:
             routed=resolved.routed,
             shapes=shapes,
         )
-        if not any(group["params"] for group in plan.groups):
-            raise ValueError(
-                f"{type(model).__name__} has no parameters, so {resolved.info.name} would "
-                "have nothing to optimize; build the optimizer for a model with parameters "
-                "(after its layers are created)"
-            )
+        _check_has_parameters(model, plan, resolved.info)
         if per_parameter:
             optimizer = self._build_one_group_per_parameter(plan)
         else:
@@ -353,18 +348,8 @@ class DefaultOptimizerConstructor:
                 f"to show), got scheduler={scheduler!r}, at={at!r}"
             )
         _check_buildable(self.optimizer_cfg)
-        lr_at: dict[str, dict[int, Any]] = {}
         if scheduler is not None and at is not None:
-            resolve_steps(scheduler, at)  # a bad step fails before anything is built
-            # The optimizer is built only to step its schedule: what building freezes (freeze,
-            # freeze_below) is given back, so explain leaves the model as it found it, whether
-            # the schedule builds or not, and its rows are those of an unscheduled explain.
-            trained = [(param, param.requires_grad) for param in model.parameters()]
-            try:
-                lr_at = lr_at_by_name(self(model), scheduler, at)
-            finally:
-                for param, requires_grad in trained:
-                    param.requires_grad_(requires_grad)
+            resolve_steps(scheduler, at)  # a bad step fails before anything is planned
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
@@ -374,6 +359,15 @@ class DefaultOptimizerConstructor:
         )
         assert plan.placements is not None  # explain=True always records placements
         info: OptimizerInfo = resolved.info
+        lr_at: dict[str, dict[int, Any]] = {}
+        if scheduler is not None and at is not None:
+            # The optimizer whose schedule is stepped is built from this plan's groups, which
+            # are the ones __call__ builds: the rules run (and warn) once, and nothing is
+            # frozen, so explain leaves the model as it found it. Copies, since torch fills in
+            # a group's defaults, which the rows below must not show as set.
+            _check_has_parameters(model, plan, info)
+            built = self._build([dict(group) for group in plan.groups])
+            lr_at = lr_at_by_name(built, scheduler, at)
         cfg = self.optimizer_cfg
         if shapes is None and any(is_fsdp_flattened(p.param) for p in plan.placements):
             shapes = original_shapes(model)
@@ -395,6 +389,15 @@ class DefaultOptimizerConstructor:
                 )
             )
         return Explanation(rows)
+
+
+def _check_has_parameters(model: nn.Module, plan: GroupPlan, info: OptimizerInfo) -> None:
+    if not any(group["params"] for group in plan.groups):
+        raise ValueError(
+            f"{type(model).__name__} has no parameters, so {info.name} would have nothing to "
+            "optimize; build the optimizer for a model with parameters (after its layers are "
+            "created)"
+        )
 
 
 def _check_buildable(optimizer_cfg: Mapping[str, Any]) -> None:

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+import torch
+
 __all__ = ["Explanation", "ParamRow"]
 
 _COLUMNS = ("group", "name", "shape", "lr", "weight_decay", "rule")
@@ -46,6 +48,9 @@ class ParamRow:
 def _cell(value: object) -> str:
     if value is None:
         return "-"
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_meta:
+        # A tensor lr as the float it holds, exactly, as a float lr prints (str() rounds it).
+        return repr(value.item())
     return str(value)
 
 

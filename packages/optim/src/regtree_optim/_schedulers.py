@@ -3,13 +3,16 @@
 torch's cosine schedulers take one absolute ``eta_min`` for every group, which breaks the lr
 ratios the paramwise rules set (mmengine#1612, mmdetection3d#3059). The two classes registered
 here under torch's names are torch's classes with one more keyword, ``eta_min_ratio``: each
-group's floor is its own ``initial_lr * eta_min_ratio``, in the recursive form and the closed form
-alike, so every group follows the same curve scaled by its initial lr.
+group's floor is its own ``initial_lr * eta_min_ratio``, and each group's lr is its initial lr
+times one curve, computed in closed form, so the ratios between groups are exact at every step
+(torch's recursive form rounds each group on its own, and drifts past 1e-12 over long
+schedules).
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -38,23 +41,28 @@ __all__ = [
 
 SCHEDULERS: Final[Registry[Any]] = Registry("scheduler", scope="regtree_optim")
 
-# Schedulers whose length a phase gives when the config leaves it out (SPEC 3.4).
+# Schedulers whose length a phase gives when the config leaves it out (SPEC 3.4; OneCycleLR's
+# total_steps is our addition, as mmengine's OneCycleLR defaults it to end - begin).
 _LENGTH_KEYS: Final[dict[str, str]] = {
     "CosineAnnealingLR": "T_max",
     "LinearLR": "total_iters",
     "ConstantLR": "total_iters",
     "PolynomialLR": "total_iters",
+    "OneCycleLR": "total_steps",
+}
+# Other keys that give a scheduler its length, so that none is defaulted beside them.
+_OTHER_LENGTH_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "OneCycleLR": ("epochs", "steps_per_epoch"),
 }
 # Schedulers built from a list of other schedulers' configs.
 _NESTING: Final[frozenset[str]] = frozenset({"SequentialLR", "ChainedScheduler"})
 
 
-def _floors(
-    base_lrs: Sequence[float | torch.Tensor], eta_min: float, ratio: float | None
-) -> list[Any]:
-    if ratio is None:
-        return [eta_min] * len(base_lrs)
-    return [base_lr * ratio for base_lr in base_lrs]
+def _scaled(base_lrs: Sequence[float | torch.Tensor], ratio: float, cosine: float) -> list[Any]:
+    # Every group's lr is its initial lr times one float, so the ratios between groups are those
+    # of the initial lrs, rounded once (SPEC 3.4); floor + (base - floor) * cosine in real numbers.
+    curve = ratio + (1 - ratio) * cosine
+    return [base_lr * curve for base_lr in base_lrs]
 
 
 def _check_floor_options(
@@ -82,8 +90,11 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
     """torch's ``CosineAnnealingLR``, with ``eta_min_ratio`` for a floor per group.
 
     Without ``eta_min_ratio`` it is torch's class, value for value. With it, group ``i`` anneals
-    from its initial lr ``b_i`` to ``b_i * eta_min_ratio``; since every group's lr is then
-    ``b_i`` times one curve, the ratios between groups hold at every step.
+    from its initial lr ``b_i`` to ``b_i * eta_min_ratio``, its lr ``b_i`` times one curve in
+    closed form, so the ratios between groups hold at every step, however long the schedule.
+    Where something else changed the lr since the last step (another scheduler of a
+    ``ChainedScheduler``, or a hand-set lr), it takes torch's recursive form, which composes
+    with that change, each group with its own floor.
 
     Args:
         optimizer: The optimizer.
@@ -111,17 +122,22 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
         super().__init__(optimizer, T_max, floor, last_epoch)
 
     def get_lr(self) -> list[float | torch.Tensor]:
-        """Return torch's recursive form, with a floor per group instead of one ``eta_min``."""
-        if self.eta_min_ratio is None:
+        """Return each group's initial lr times the curve, or torch's recursive form (see above)."""
+        ratio = self.eta_min_ratio
+        if ratio is None:
             return super().get_lr()
         torch_schedulers._warn_get_lr_called_within_step(self)
-        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
         groups = self.optimizer.param_groups
         # Newer torch marks the initial step with _is_initial; older releases knew it by epoch 0.
         if getattr(self, "_is_initial", self.last_epoch == 0):
             return [group["lr"] for group in groups]
-        if self._step_count == 1 and self.last_epoch > 0:
+        on_curve = all(
+            bool(group["lr"] == lr)
+            for group, lr in zip(groups, self._lrs_at(self.last_epoch - 1), strict=True)
+        )
+        if on_curve or (self._step_count == 1 and self.last_epoch > 0):
             return self._get_closed_form_lr()
+        floors = [base_lr * ratio for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             return [
                 group["lr"] + (base_lr - floor) * (1 - math.cos(math.pi / self.T_max)) / 2
@@ -136,12 +152,14 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
         ]
 
     def _get_closed_form_lr(self) -> list[float | torch.Tensor]:
-        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
-        cosine = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-        return [
-            floor + (base_lr - floor) * cosine
-            for base_lr, floor in zip(self.base_lrs, floors, strict=True)
-        ]
+        if self.eta_min_ratio is None:
+            return super()._get_closed_form_lr()
+        return self._lrs_at(self.last_epoch)
+
+    def _lrs_at(self, step: int) -> list[Any]:
+        assert self.eta_min_ratio is not None  # only the eta_min_ratio path asks
+        cosine = (1 + math.cos(math.pi * step / self.T_max)) / 2
+        return _scaled(self.base_lrs, self.eta_min_ratio, cosine)
 
 
 class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
@@ -179,12 +197,8 @@ class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
         if self.eta_min_ratio is None:
             return super().get_lr()
         torch_schedulers._warn_get_lr_called_within_step(self)
-        floors = _floors(self.base_lrs, self.eta_min, self.eta_min_ratio)
         cosine = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-        return [
-            floor + (base_lr - floor) * cosine
-            for base_lr, floor in zip(self.base_lrs, floors, strict=True)
-        ]
+        return _scaled(self.base_lrs, self.eta_min_ratio, cosine)
 
 
 _OURS: Final[dict[str, type]] = {
@@ -314,19 +328,43 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
         begins.append(begin)
         ends.append(end)
     phases = []
-    for item, begin, end in zip(items, begins, ends, strict=True):
+    for index, (item, begin, end) in enumerate(zip(items, begins, ends, strict=True)):
         phase = {key: value for key, value in item.items() if key not in ("begin", "end")}
-        length_key = _LENGTH_KEYS.get(_type_name(item))
-        if length_key is not None and end is not None:
-            phase.setdefault(length_key, end - begin)
+        _default_length(index, phase, begin, end)
         phases.append(phase)
     return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
+
+
+def _default_length(index: int, phase: dict[str, Any], begin: int, end: int | None) -> None:
+    """Give a phase's scheduler its length, ``end - begin``, where the config leaves it out."""
+    name = _type_name(phase)
+    length_key = _LENGTH_KEYS.get(name)
+    others = _OTHER_LENGTH_KEYS.get(name, ())
+    if length_key is None or length_key in phase or any(key in phase for key in others):
+        return
+    if end is not None:
+        phase[length_key] = end - begin
+        return
+    found = _scheduler_class(phase)
+    parameter = inspect.signature(found).parameters.get(length_key) if found else None
+    if parameter is None or parameter.default not in (inspect.Parameter.empty, None):
+        return  # torch's own default length (LinearLR's total_iters=5), or not ours to judge
+    alternatives = f" (or {' and '.join(others)})" if others else ""
+    raise ValueError(
+        f"{_describe(index, phase)} has no {length_key} and no end to take it from; give the "
+        f"phase an end (its {length_key} defaults to end - begin) or {length_key}{alternatives}"
+    )
 
 
 def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
     """Return the phases of a scheduler config: one mapping, or a non-empty list of them."""
     if isinstance(cfg, Mapping):
         items: list[Any] = [cfg]
+        if "type" not in cfg:
+            raise ValueError(
+                f"the scheduler config has no 'type' (got keys {list(cfg)!r}); name a scheduler "
+                "of SCHEDULERS, such as type='CosineAnnealingLR'"
+            )
     elif isinstance(cfg, Sequence) and not isinstance(cfg, str | bytes):
         items = list(cfg)
         if not items:
@@ -336,6 +374,11 @@ def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
                 raise TypeError(
                     f"phase {index} of the schedule must be a mapping (a scheduler config), "
                     f"got {item!r}"
+                )
+            if "type" not in item:
+                raise ValueError(
+                    f"phase {index} of the schedule has no 'type' (got keys {list(item)!r}); "
+                    "name a scheduler of SCHEDULERS, such as type='LinearLR'"
                 )
     else:
         raise TypeError(
@@ -381,6 +424,20 @@ def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
     return SCHEDULERS.build(cfg, default_args={"optimizer": optimizer})
 
 
+def _build_phase(
+    optimizer: Optimizer, index: int, phase: Mapping[str, Any], *, phased: bool
+) -> Any:
+    # torch's own messages ("unexpected keyword argument") name no phase: the note does.
+    try:
+        return _build_one(optimizer, phase)
+    except Exception as error:
+        if phased and isinstance(getattr(error, "__notes__", []), list):
+            error.add_note(
+                f"regtree_optim: while building {_describe(index, phase)} of the schedule"
+            )
+        raise
+
+
 def build_scheduler(
     optimizer: Optimizer, cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]
 ) -> Any:
@@ -414,7 +471,10 @@ def build_scheduler(
     before = [dict(group) for group in optimizer.param_groups]
     tensors = [(value, value.clone()) for group in before for _, value in _tensor_options(group)]
     try:
-        schedulers = [_build_one(optimizer, phase) for phase in phases]
+        schedulers = [
+            _build_phase(optimizer, index, phase, phased=not isinstance(cfg, Mapping))
+            for index, phase in enumerate(phases)
+        ]
         if len(schedulers) == 1:
             return schedulers[0]
         return torch_schedulers.SequentialLR(
@@ -450,7 +510,8 @@ def resolve_steps(
     Raises:
         TypeError: ``at`` is not a sequence of ints.
         ValueError: a negative step where the schedule has no end (only a phased schedule whose
-            last phase gives ``end`` has one), or one before the schedule's start.
+            last phase gives ``end`` has one), or one before the schedule's start; a step
+            after 0 of a scheduler stepped with a metric (``ReduceLROnPlateau``).
     """
     steps: object = at
     if isinstance(steps, str | bytes) or not isinstance(steps, Sequence):
@@ -475,7 +536,28 @@ def resolve_steps(
                 f"so the earliest step counted back is {-schedule.end})"
             )
         resolved[step] = schedule.end + step
+    stepped = [given for given, step in resolved.items() if step > 0]
+    # In phases torch's SequentialLR refuses such a scheduler itself, as it is built.
+    if stepped and len(schedule.phases) == 1 and _needs_metric(schedule.phases[0]):
+        raise ValueError(
+            f"{_shown_type(schedule.phases[0])} sets the lr from a metric (its step() takes "
+            "the validation loss), so explain cannot step it without training: step "
+            f"{stepped[0]} has no lr to show; ask for at=[0], the lr it starts with"
+        )
     return resolved
+
+
+def _scheduler_class(cfg: Mapping[str, Any]) -> type | None:
+    """The class a scheduler config names, or None where it names none (the build says why)."""
+    kind = cfg.get("type")
+    found = SCHEDULERS.get(kind) if isinstance(kind, str) else kind
+    return found if isinstance(found, type) else None
+
+
+def _needs_metric(cfg: Mapping[str, Any]) -> bool:
+    """Whether the scheduler a config names is stepped with a metric (``ReduceLROnPlateau``)."""
+    found = _scheduler_class(cfg)
+    return found is not None and issubclass(found, ReduceLROnPlateau)
 
 
 def lr_at_by_name(

@@ -9,13 +9,13 @@ layout, so the casting, the hooks and the per-parameter result are torch's own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.optim import Optimizer
 
-from ._routed import OPTIMIZER_KEY
+from ._routed import OPTIMIZER_KEY, RoutedOptimizer
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["StateLoadReport", "full_state_dict", "load_state_dict_by_name"]
@@ -34,21 +34,37 @@ class StateLoadReport:
             frozen one), and those a RoutedOptimizer now routes to another sub-optimizer than
             the one whose state was saved.
         dropped: Names in the state dict that the optimizer does not hold; their state is unused.
-        with_state: How many parameters got saved state (all of ``loaded``).
+        with_state: How many parameters got saved state: ``len(loaded)``.
+        shared: The names of ``new`` that have no state of their own because their optimizer
+            keeps one state for all its parameters on the first (LBFGS), and that state was
+            loaded: they do not start fresh. Empty for every other optimizer.
     """
 
     loaded: list[str]
     new: list[str]
     dropped: list[str]
     with_state: int
+    shared: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        parts = [f"optimizer state loaded by name: {len(self.loaded)} parameters"]
-        for label, names in (("new, starting fresh", self.new), ("dropped", self.dropped)):
-            shown = ", ".join(names[:_SHOWN_NAMES])
-            more = f", ... ({len(names) - _SHOWN_NAMES} more)" if len(names) > _SHOWN_NAMES else ""
-            parts.append(f"{len(names)} {label}" + (f" ({shown}{more})" if names else ""))
+        shared = set(self.shared)
+        fresh = [name for name in self.new if name not in shared]
+        parts = [
+            f"optimizer state loaded by name: {len(self.loaded)} parameters",
+            _count("new, starting fresh", fresh),
+            _count("dropped", self.dropped),
+        ]
+        if self.shared:
+            parts.append(
+                _count("sharing the state LBFGS keeps on its first parameter", self.shared)
+            )
         return "; ".join(parts)
+
+
+def _count(label: str, names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_SHOWN_NAMES])
+    more = f", ... ({len(names) - _SHOWN_NAMES} more)" if len(names) > _SHOWN_NAMES else ""
+    return f"{len(names)} {label}" + (f" ({shown}{more})" if names else "")
 
 
 def _names_by_group(groups: Sequence[Mapping[str, Any]], whose: str) -> list[list[str]]:
@@ -101,15 +117,31 @@ def _saved_layout(state_dict: Mapping[str, Any]) -> _SavedLayout:
     return _SavedLayout(ids_by_name, routes, state_dict["state"])
 
 
-def _keeps_state_in_param_shape(optimizer: Optimizer) -> bool:
+def _state_holder(optimizer: Optimizer, group: Mapping[str, Any]) -> Optimizer:
+    """The optimizer that keeps a group's state: ZeRO's local one, a RoutedOptimizer's sub."""
+    if isinstance(optimizer, ZeroRedundancyOptimizer):
+        optimizer = optimizer.optim  # type: ignore[attr-defined]  # torch's class
+    if isinstance(optimizer, RoutedOptimizer):
+        optimizer = optimizer.optimizers[group[OPTIMIZER_KEY]]
+    return optimizer
+
+
+def _keeps_state_in_param_shape(holder: Optimizer) -> bool:
     # Adafactor factors its second moment into a row and a column; LBFGS keeps flat history.
     odd = tuple(
         cls
         for cls in (getattr(torch.optim, "Adafactor", None), torch.optim.LBFGS)
         if isinstance(cls, type)
     )
-    local = getattr(optimizer, "optim", None)  # ZeroRedundancyOptimizer's local optimizer
-    return not isinstance(optimizer, odd) and not isinstance(local, odd)
+    return not isinstance(holder, odd)
+
+
+def _first_param_if_shared(holder: Optimizer) -> torch.Tensor | None:
+    # LBFGS keeps one state for all its parameters, on its first one (torch's _params[0]).
+    if isinstance(holder, torch.optim.LBFGS):
+        first: torch.Tensor = holder.param_groups[0]["params"][0]
+        return first
+    return None
 
 
 def _check_shapes(name: str, param: torch.Tensor, state: Mapping[Any, Any]) -> None:
@@ -149,7 +181,6 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
     saved = _saved_layout(state_dict)
     groups = optimizer.param_groups
     current_names = _names_by_group(groups, "the optimizer's")
-    check_shapes = _keeps_state_in_param_shape(optimizer)
     # The optimizer's own layout, packed as Optimizer.state_dict packs it, with the saved state
     # of each parameter under its index there, and its current state beside it (to put back).
     packed_groups: list[dict[str, Any]] = []
@@ -157,15 +188,22 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
     current: dict[int, Any] = {}
     index_of: dict[int, int] = {}
     loaded, new = [], []
+    # The parameters without state of their own, by the parameter that holds their state.
+    sharing: dict[int, list[str]] = {}
     for group, names in zip(groups, current_names, strict=True):
         packed = {key: value for key, value in group.items() if key != "params"}
         packed["params"] = []
         route = group.get(OPTIMIZER_KEY)
+        holder = _state_holder(optimizer, group)
+        check_shapes = _keeps_state_in_param_shape(holder)
+        shared_on = _first_param_if_shared(holder)
         for name, param in zip(names, group["params"], strict=True):
             index = index_of.setdefault(id(param), len(index_of))
             packed["params"].append(index)
             if param in optimizer.state:
                 current[index] = optimizer.state[param]
+            if shared_on is not None and param is not shared_on:
+                sharing.setdefault(id(shared_on), []).append(name)
             entry = saved.state.get(saved.ids[name]) if name in saved.ids else None
             # Another sub-optimizer's state (Muon's momentum for AdamW) does not carry over.
             rerouted = route is not None and saved.routes.get(name) not in (None, route)
@@ -191,8 +229,21 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
             f"{error}); the optimizer is unchanged. Load it into an optimizer of the type that "
             "saved it, or start without it"
         ) from error
+    with_saved_state = {param_id for param_id, index in index_of.items() if index in state}
+    fresh = set(new)
+    shared = [
+        name
+        for holder_id, names in sharing.items()
+        if holder_id in with_saved_state
+        for name in names
+        if name in fresh
+    ]
     return StateLoadReport(
-        loaded=sorted(loaded), new=sorted(new), dropped=dropped, with_state=len(state)
+        loaded=sorted(loaded),
+        new=sorted(new),
+        dropped=dropped,
+        with_state=len(loaded),
+        shared=sorted(shared),
     )
 
 
