@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from regtree import load_config
-from regtree.config import ConfigError
+from regtree.config import ConfigError, config_origins
 
 CONFIG = {
     "model": {"type": "Detector", "num_classes": 3, "backbone": {"type": "Backbone", "depth": 2}},
@@ -107,9 +107,17 @@ def test_an_unsupported_extension_names_the_supported_ones(tmp_path: Path, name:
         load_config(path)
 
 
-def test_a_missing_file_raises_file_not_found_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"absent\.toml"):
+def test_a_missing_file_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"absent\.toml: cannot read the config file: No such"):
         load_config(tmp_path / "absent.toml")
+
+
+def test_a_directory_is_a_config_error_saying_to_name_a_file_in_it(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").mkdir()
+    with pytest.raises(
+        ConfigError, match=r"x\.yaml: cannot read the config file: .*name a config file in it"
+    ):
+        config_origins(tmp_path / "x.yaml")
 
 
 @pytest.mark.parametrize("name", ["cfg.json", "cfg.toml", "cfg.yaml"])

@@ -165,7 +165,7 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("command", ["resolve", "validate", "build"])
-@pytest.mark.parametrize("name", [*BAD_FILES, "missing.yaml"])
+@pytest.mark.parametrize("name", [*BAD_FILES, "missing.yaml", "folder.yaml"])
 def test_a_bad_file_is_one_line_and_exit_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str
 ) -> None:
@@ -173,6 +173,9 @@ def test_a_bad_file_is_one_line_and_exit_status_2(
     path = tmp_path / name
     if name == "missing.yaml":
         expected = "cannot read the config file: No such file or directory"
+    elif name == "folder.yaml":
+        path.mkdir()
+        expected = "cannot read the config file: Is a directory; name a config file in it"
     else:
         text, expected = BAD_FILES[name]
         path.write_text(text, encoding="utf-8")

@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
-from ._files import read_file, read_tree
+from ._files import read_file, read_tree, why_unreadable
 from ._scalars import BASE_REFERENCE
 from ._tree import (
     PathProblem,
@@ -61,13 +61,14 @@ def compose(filename: str, *, plain: bool = False) -> Any:
         the value it names. It may share nodes with other loads: copy it before changing it.
 
     Raises:
-        ConfigError: A file cannot be read or parsed, a ``_base_`` is malformed or missing, two
-            bases define the same top-level key, the bases form a cycle, a ``_delete_`` is not a
-            bool, or a reference names no value of the bases.
-        OSError: ``filename`` itself cannot be opened.
+        ConfigError: A file cannot be opened, read or parsed, a ``_base_`` is malformed or
+            missing, two bases define the same top-level key, the bases form a cycle, a
+            ``_delete_`` is not a bool, or a reference names no value of the bases.
     """
     try:
         tree, _ = _compose(filename, (), plain)
+    except OSError as exc:  # the file itself: a base's is reported by the file naming it
+        raise ConfigError(filename, f"cannot read the config file: {why_unreadable(exc)}") from None
     except ConfigError as exc:
         if not plain or exc.line is not None:
             raise
@@ -129,7 +130,7 @@ def _compose_anew(
         except OSError as exc:
             raise ConfigError(
                 filename,
-                f"cannot read its base {name!r} ({path}): {exc.strerror or exc}; a _base_ path "
+                f"cannot read its base {name!r} ({path}): {why_unreadable(exc)}; a _base_ path "
                 "is relative to the file that names it",
                 _line(origin),
             ) from None
