@@ -199,3 +199,58 @@ def test_import_regtree_loads_no_parser_or_cli_module() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def nested(suffix: str, levels: int) -> str:
+    """A config whose key a holds ``levels`` lists, one in another, in the format of ``suffix``."""
+    lists = "[" * levels + "]" * levels
+    return {
+        ".json": f'{{"a": {lists}}}',
+        ".toml": f"a = {lists}\n",
+        ".yaml": f"a: {lists}\n",
+        # Python: each list a name, holding the one before (`l1 = [l0]`).
+        ".py": "".join(f"l{i} = [{f'l{i - 1}' if i else ''}]\n" for i in range(levels))
+        + f"a = l{levels - 1}\n",
+    }[suffix]
+
+
+DEEP = r"nests deeper than 200 levels of mappings and lists, the most a config may hold"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml", ".yaml", ".py"])
+def test_two_hundred_levels_below_the_top_load(tmp_path: Path, suffix: str) -> None:
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+    cfg = load_config(write(tmp_path, f"cfg{suffix}", nested(suffix, 200)))
+    depth, value = 0, cfg["a"]
+    while value:
+        depth, value = depth + 1, value[0]
+    assert depth == 199  # the innermost of the 200 lists is empty
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml", ".yaml", ".py"])
+@pytest.mark.parametrize("levels", [201, 600, 2000])
+def test_deeper_nesting_is_one_config_error_in_every_format(
+    tmp_path: Path, suffix: str, levels: int
+) -> None:
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+    path = write(tmp_path, f"cfg{suffix}", nested(suffix, levels))
+    with pytest.raises(ConfigError, match=rf"cfg\{suffix}(, line \d+)?: .*{DEEP}"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=DEEP):
+        config_origins(path)
+
+
+def test_toml_dotted_keys_count_as_levels(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.toml", ".".join(["a"] * 1500) + " = 1\n")
+    with pytest.raises(ConfigError, match=rf"cfg\.toml: the file {DEEP}"):
+        load_config(path)
+
+
+def test_an_override_value_or_path_nests_no_deeper_than_a_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{"a": 1}')
+    assert load_config(path, ["a=" + "[" * 201 + "]" * 201])  # 200 levels below the value's top
+    for override in ["a=" + "[" * 202 + "]" * 202, "+" + ".".join(["b"] * 201) + "=1"]:
+        with pytest.raises(ConfigError, match=rf"cfg\.json: override .*{DEEP}"):
+            load_config(path, [override])

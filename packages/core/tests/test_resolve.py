@@ -161,6 +161,8 @@ BAD_FILES = {
     "broken.yaml": ("model: [1\n", "invalid YAML"),
     "broken.toml": ("[model\n", "line 1"),
     "config.ini": ("[model]\n", "unsupported config file extension"),
+    "deep.json": ('{"a":' * 2000 + "1" + "}" * 2000, "nests deeper than 200 levels"),
+    "deep.toml": ("a = " + "[" * 600 + "]" * 600 + "\n", "nests deeper than 200 levels"),
 }
 
 

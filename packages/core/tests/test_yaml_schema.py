@@ -102,7 +102,7 @@ def test_a_self_referring_alias_is_an_error_not_a_hang(tmp_path: Path) -> None:
     pytest.importorskip("yaml")
     from regtree.config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 1: invalid YAML: .*deeper than 200"):
+    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 1: the file nests deeper than 200"):
         load_config(write(tmp_path, "cfg.yaml", "a: &x [*x]\n"))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bounds import check_nesting, may_nest_too_deeply, too_deep
 from ._errors import ConfigError
 from ._formats import SUPPORTED_SUFFIXES, file_format
 from ._tree import from_plain, to_plain
@@ -102,9 +103,14 @@ def _parse_json(filename: str, text: str) -> object:
     import json
 
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(filename, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:  # far deeper than the bound: json recurses per level
+        raise ConfigError(filename, too_deep("the file")) from None
+    if may_nest_too_deeply(text, "[{"):
+        check_nesting(filename, data)
+    return data
 
 
 def _parse_toml(filename: str, text: str) -> object:
@@ -113,6 +119,8 @@ def _parse_toml(filename: str, text: str) -> object:
 
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # far deeper than the bound: tomllib recurses per level
+        raise ConfigError(filename, too_deep("the file")) from None
     except tomllib.TOMLDecodeError as exc:
         # Python 3.14 gives the position as attributes; earlier versions only in the message.
         message = str(getattr(exc, "msg", exc))
@@ -126,6 +134,8 @@ def _parse_toml(filename: str, text: str) -> object:
             message = message.removesuffix("(at end of document)").rstrip()
             line = text.count("\n") + 1
         raise ConfigError(filename, f"invalid TOML: {message}", line, column) from None
+    if may_nest_too_deeply(text, "[{."):  # `a.b.c = 1` nests too
+        check_nesting(filename, data)
     _dates_as_text(data)
     return data
 
@@ -162,7 +172,8 @@ def _parse_yaml(filename: str, text: str, plain: bool) -> object:
     try:
         return parse_yaml(filename, text, plain=plain)
     except YamlProblem as exc:
-        raise ConfigError(filename, f"invalid YAML: {exc.problem}", exc.line, exc.column) from None
+        problem = f"invalid YAML: {exc.problem}" if exc.invalid else exc.problem
+        raise ConfigError(filename, problem, exc.line, exc.column) from None
 
 
 def _describe(value: object) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bounds import MAX_DEPTH, too_deep
 from ._scalars import resolve_plain
 
 if TYPE_CHECKING:
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FlowError", "parse_flow_value"]
 
-_MAX_DEPTH = 100
 _ESCAPES = {
     "0": "\0",
     "a": "\a",
@@ -94,12 +94,13 @@ class _Parser:
             self.pos += 1
 
     def value(self, depth: int) -> object:
-        if depth > _MAX_DEPTH:
-            self.fail(f"collections nest deeper than {_MAX_DEPTH} levels")
+        """The value at ``pos``: ``depth`` levels of collections below the top one."""
         self.skip_spaces()
         if self.at_end():
             self.fail("a value is missing")
         char = self.text[self.pos]
+        if char in "[{" and depth > MAX_DEPTH:
+            self.fail(too_deep("the value"))
         if char == "[":
             return self.sequence(depth)
         if char == "{":

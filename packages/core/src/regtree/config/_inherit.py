@@ -15,6 +15,7 @@ from ._tree import (
     descend,
     index_of,
     leaf_value,
+    line_of,
     missing_key,
     origin_of,
     shallow_copy,
@@ -136,7 +137,7 @@ def _compose_anew(
         path = os.path.normpath(os.path.join(os.path.dirname(filename), name))
         if os.path.abspath(path) in above:
             cycle = _chain_text([*chain, path])
-            raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", _line(origin))
+            raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", line_of(origin))
         if len(chain) > MAX_LEVELS:  # before reading it: a chain of links never ends
             _too_many_levels((*chain, path))
         try:
@@ -146,7 +147,7 @@ def _compose_anew(
                 filename,
                 f"cannot read its base {name!r} ({path}): {why_unreadable(exc)}; a _base_ path "
                 "is relative to the file that names it",
-                _line(origin),
+                line_of(origin),
             ) from None
         if len(chain) + len(below) > MAX_LEVELS:  # a composed base kept from an earlier load
             _too_many_levels((*chain, path, *below))
@@ -211,7 +212,7 @@ def _base_names(filename: str, node: object) -> list[tuple[str, str | None]]:
                 filename,
                 "_base_ must be a path or a list of paths (strings) to the config files this "
                 "one inherits, relative to this file",
-                _line(origin_of(entry)),
+                line_of(origin_of(entry)),
             )
         names.append((value, origin_of(entry)))
     return names
@@ -275,7 +276,7 @@ def _pop_delete(filename: str, table: dict[str, Any]) -> bool:
             filename,
             f"_delete_ must be true or false, not {shown!r} (true replaces the base's mapping "
             "instead of merging into it)",
-            _line(origin_of(flag)),
+            line_of(origin_of(flag)),
         )
     return value
 
@@ -292,7 +293,7 @@ def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | Non
     except PathProblem as exc:
         problem = str(exc)
     raise ConfigError(
-        filename, f"{{{{_base_.{dotted}}}}} names no value of its bases: {problem}", _line(origin)
+        filename, f"{{{{_base_.{dotted}}}}} names no value of its bases: {problem}", line_of(origin)
     )
 
 
@@ -305,12 +306,4 @@ def _check_no_reference(filename: str, value: str, origin: str | None) -> None:
             if whole
             else "a reference must be the whole value (it stands for a value of any type)"
         )
-        raise ConfigError(filename, f"cannot replace {value!r}: {problem}", _line(origin))
-
-
-def _line(origin: str | None) -> int | None:
-    """The line of an origin ``'file:line'``; None for an origin without one, or none."""
-    if origin is None:
-        return None
-    head, _, tail = origin.rpartition(":")
-    return int(tail) if head and tail.isdigit() else None
+        raise ConfigError(filename, f"cannot replace {value!r}: {problem}", line_of(origin))

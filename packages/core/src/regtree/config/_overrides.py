@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bounds import MAX_DEPTH, too_deep
 from ._flow import FlowError, parse_flow_value
 from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
@@ -140,5 +141,7 @@ def _parse(text: str) -> tuple[str, str, list[str], object]:
     parts = path.split(".")
     if not path or "" in parts:
         raise PathProblem(f"the path {path!r} has an empty key; {_GRAMMAR}")
+    if len(parts) > MAX_DEPTH:
+        raise PathProblem(too_deep("the path"))
     value = parse_flow_value(value_text) if equals else _MISSING
     return operator, path, parts, value

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 
 # Imported with the reader, not when an error is written: loading a config imports nothing.
 from ..naming import closest
+from ._bounds import MAX_DEPTH, too_deep
 from ._errors import ConfigError
 from ._scalars import BASE_REFERENCE
-from ._tree import Items, Leaf, Table, copy_containers, from_plain, to_plain
+from ._tree import Items, Leaf, Table, copy_containers, from_plain, line_of, to_plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence, Sized
@@ -207,11 +208,10 @@ class _Evaluator:
         for statement in module.body:
             self.statement(statement)
         table = Table(self.filename)
-        budget = [_MAX_NODES]
-        seen: set[int] = set()
+        result = _Result(self.filename)
         for name, value in self.names.items():
             if not name.startswith("__"):
-                table[name] = _unshared(value, seen, budget, self.filename)
+                table[name] = result.value(name, value)
         return table
 
     def statement(self, statement: ast.stmt) -> None:
@@ -886,35 +886,54 @@ def _format(node: ast.AST, value: object, spec: str) -> str:
         raise _Invalid(node, f"cannot format {_show_plain(value)} with {spec!r}: {exc}") from None
 
 
-def _unshared(node: Node, seen: set[int], budget: list[int], filename: str) -> Node:
-    """Return ``node`` with every mapping and list in it held once in the whole config.
+class _Result:
+    """The config's values as they leave the evaluator, each mapping and list held once.
 
     Two names bound to one dict (``b = a``) are one object in Python; merging changes mappings
     in place, so each later occurrence becomes a copy. Leaves never change and stay shared.
-    The walk also counts the values, which shared lists could multiply past any bound.
+    The walk also counts the values, which shared lists could multiply past any bound, and
+    measures how deep they nest, which names assigned in turn (``b = [a]``) take past any
+    bound too.
     """
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ConfigError(filename, f"the config holds more than {_MAX_NODES:,} values")
-    if not isinstance(node, Table | Items):
-        return node
-    container: Table | Items = node
-    if id(container) in seen:
-        container = copy_containers(container)  # type: ignore[assignment]
-    seen.add(id(container))
-    if isinstance(container, Table):
-        for key, child in container.items():
-            if not isinstance(child, Leaf):
-                container[key] = _unshared(child, seen, budget, filename)
-            else:
-                budget[0] -= 1
-    else:
-        for index, child in enumerate(container):
-            if not isinstance(child, Leaf):
-                container[index] = _unshared(child, seen, budget, filename)
-            else:
-                budget[0] -= 1
-    return container
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.seen: set[int] = set()
+        self.budget = _MAX_NODES
+        self.name = ""
+        self.origin: str | None = None
+
+    def value(self, name: str, node: Node) -> Node:
+        """The value of the top-level name ``name``, ready to leave the evaluator."""
+        self.name, self.origin = name, node.origin
+        return self.unshared(node, 1)  # one level below the top mapping, as in any file
+
+    def unshared(self, node: Node, depth: int) -> Node:
+        self.budget -= 1
+        if self.budget < 0:
+            raise ConfigError(self.filename, f"the config holds more than {_MAX_NODES:,} values")
+        if not isinstance(node, Table | Items):
+            return node
+        if depth > MAX_DEPTH:
+            what = f"the value of {self.name!r}"
+            raise ConfigError(self.filename, too_deep(what), line_of(self.origin))
+        container: Table | Items = node
+        if id(container) in self.seen:
+            container = copy_containers(container)  # type: ignore[assignment]
+        self.seen.add(id(container))
+        if isinstance(container, Table):
+            for key, child in container.items():
+                if not isinstance(child, Leaf):
+                    container[key] = self.unshared(child, depth + 1)
+                else:
+                    self.budget -= 1
+        else:
+            for index, child in enumerate(container):
+                if not isinstance(child, Leaf):
+                    container[index] = self.unshared(child, depth + 1)
+                else:
+                    self.budget -= 1
+        return container
 
 
 def _source(node: ast.AST) -> str:

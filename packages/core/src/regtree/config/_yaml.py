@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING
 
+from ._bounds import MAX_DEPTH, too_deep
 from ._scalars import resolve_plain, tagged_scalar
 from ._tree import Items, Leaf, Table
 
@@ -23,19 +24,29 @@ if TYPE_CHECKING:
 __all__ = ["parse_yaml"]
 
 _CLASSES: tuple[Any, Any] | None = None
-_MAX_DEPTH = 200
 # Aliases share nodes; a tree copies them, so nested aliases (a "billion laughs") are capped.
 _MAX_NODES = 10**6
 
 
 class YamlProblem(Exception):
-    """Malformed YAML; ``line`` and ``column`` are 1-based where the parser gives them."""
+    """YAML that cannot be a config; ``line`` and ``column`` are 1-based (where given).
 
-    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
+    ``invalid`` is False for a document that is valid YAML but not a config (nested too deeply).
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        line: int | None = None,
+        column: int | None = None,
+        *,
+        invalid: bool = True,
+    ) -> None:
         super().__init__(problem)
         self.problem = problem
         self.line = line
         self.column = column
+        self.invalid = invalid
 
 
 def core_schema_classes() -> tuple[Any, Any]:
@@ -133,12 +144,15 @@ def parse_yaml(filename: str, text: str, *, plain: bool = False) -> object:
         return _Composer(constructor_class, filename, text, plain).node(root, 0)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        line = None if mark is None else mark.line + 1
+        if "maximum nesting depth" in (exc.problem or ""):  # libyaml's own bound, at 1000 levels
+            raise YamlProblem(too_deep("the file"), line, invalid=False) from None
         parts = [part for part in (exc.context, exc.problem) if part]
         raise YamlProblem(
-            "; ".join(parts) or "syntax error",
-            None if mark is None else mark.line + 1,
-            None if mark is None else mark.column + 1,
+            "; ".join(parts) or "syntax error", line, None if mark is None else mark.column + 1
         ) from None
+    except RecursionError:  # PyYAML's Python composer, without libyaml: far past the bound
+        raise YamlProblem(too_deep("the file"), invalid=False) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(" ".join(str(exc).split())) from None
     finally:
@@ -200,11 +214,12 @@ class _Composer:
             raise YamlProblem(
                 f"the document expands to more than {_MAX_NODES:,} values (nested aliases?)"
             )
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             # An alias that contains itself (`a: &x [*x]`) is infinite as plain data.
             raise YamlProblem(
-                "the document nests deeper than 200 levels (an alias that refers to itself?)",
+                too_deep("the file", "flatten it, or look for an alias that refers to itself"),
                 node.start_mark.line + 1,
+                invalid=False,
             )
         if kind is self.mapping_node and node.tag == _MAP:
             if self.merges and any(key_node.tag == _MERGE for key_node, _ in node.value):
