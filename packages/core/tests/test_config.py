@@ -254,3 +254,51 @@ def test_an_override_value_or_path_nests_no_deeper_than_a_file(tmp_path: Path) -
     for override in ["a=" + "[" * 202 + "]" * 202, "+" + ".".join(["b"] * 201) + "=1"]:
         with pytest.raises(ConfigError, match=rf"cfg\.json: override .*{DEEP}"):
             load_config(path, [override])
+
+
+NOT_UNICODE = r"is not valid Unicode text: it holds U\+D800, half of a UTF-16 surrogate pair"
+
+
+@pytest.mark.parametrize("text", ['{"s": "\\ud800"}', '{"\\ud800": 1}', '{"s": ["a\\ud800b"]}'])
+def test_a_lone_surrogate_in_json_is_refused_at_load(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "cfg.json", text)
+    with pytest.raises(ConfigError, match=rf"cfg\.json: .*{NOT_UNICODE}"):
+        load_config(path)
+
+
+def test_a_surrogate_pair_in_json_is_one_character(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{"s": "\\ud83d\\ude00"}')
+    assert load_config(path) == {"s": "\U0001f600"}
+
+
+@pytest.mark.parametrize(
+    "source", ["s = '\\ud800'\n", "s = '{:c}'.format(0xd800)\n", "s = f'{0xd800:c}'\n"]
+)
+def test_a_lone_surrogate_in_a_python_config_is_refused_with_its_line(
+    tmp_path: Path, source: str
+) -> None:
+    path = write(tmp_path, "cfg.py", "a = 1\n" + source)
+    with pytest.raises(ConfigError, match=rf"cfg\.py, line 2: .*{NOT_UNICODE}"):
+        load_config(path)
+
+
+def test_a_lone_surrogate_in_yaml_is_refused_without_libyaml_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml = pytest.importorskip("yaml")
+    from regtree.config import _yaml
+
+    path = write(tmp_path, "cfg.yaml", 'a: 1\ns: "\\ud800"\n')
+    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 2"):
+        load_config(path)  # libyaml's own error, where PyYAML was built with it
+    monkeypatch.setattr(yaml, "__with_libyaml__", False)
+    monkeypatch.setattr(_yaml, "_CLASSES", None)  # PyYAML's Python parser from now on
+    with pytest.raises(ConfigError, match=rf"cfg\.yaml, line 2: .*{NOT_UNICODE}"):
+        config_origins(path)
+
+
+@pytest.mark.parametrize("override", ['s="\\ud800"', "s=\udcff", "\udcff=1"])
+def test_an_override_that_is_not_unicode_text_is_refused(tmp_path: Path, override: str) -> None:
+    path = write(tmp_path, "cfg.json", '{"s": "x"}')
+    with pytest.raises(ConfigError, match=r"cfg\.json: override .*(surrogate|not valid Unicode)"):
+        load_config(path, [override])

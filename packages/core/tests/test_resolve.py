@@ -163,6 +163,7 @@ BAD_FILES = {
     "config.ini": ("[model]\n", "unsupported config file extension"),
     "deep.json": ('{"a":' * 2000 + "1" + "}" * 2000, "nests deeper than 200 levels"),
     "deep.toml": ("a = " + "[" * 600 + "]" * 600 + "\n", "nests deeper than 200 levels"),
+    "surrogate.json": ('{"s": "\\ud800"}', "is not valid Unicode text"),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._bounds import check_nesting, may_nest_too_deeply, too_deep
+from ._bounds import check_tree, may_nest_too_deeply, too_deep
 from ._errors import ConfigError
 from ._formats import SUPPORTED_SUFFIXES, file_format
 from ._tree import from_plain, to_plain
@@ -108,8 +108,9 @@ def _parse_json(filename: str, text: str) -> object:
         raise ConfigError(filename, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:  # far deeper than the bound: json recurses per level
         raise ConfigError(filename, too_deep("the file")) from None
-    if may_nest_too_deeply(text, "[{"):
-        check_nesting(filename, data)
+    nesting = may_nest_too_deeply(text, "[{")
+    if nesting or "\\u" in text:  # `"\ud800"`, which json reads as a lone surrogate
+        check_tree(filename, data, nesting=nesting, text="\\u" in text)
     return data
 
 
@@ -134,8 +135,8 @@ def _parse_toml(filename: str, text: str) -> object:
             message = message.removesuffix("(at end of document)").rstrip()
             line = text.count("\n") + 1
         raise ConfigError(filename, f"invalid TOML: {message}", line, column) from None
-    if may_nest_too_deeply(text, "[{."):  # `a.b.c = 1` nests too
-        check_nesting(filename, data)
+    if may_nest_too_deeply(text, "[{."):  # `a.b.c = 1` nests too (tomllib refuses surrogates)
+        check_tree(filename, data, nesting=True, text=False)
     _dates_as_text(data)
     return data
 
@@ -170,10 +171,13 @@ def _parse_yaml(filename: str, text: str, plain: bool) -> object:
             "install it with: pip install 'regtree[yaml]'",
         ) from None
     try:
-        return parse_yaml(filename, text, plain=plain)
+        tree = parse_yaml(filename, text, plain=plain)
     except YamlProblem as exc:
         problem = f"invalid YAML: {exc.problem}" if exc.invalid else exc.problem
         raise ConfigError(filename, problem, exc.line, exc.column) from None
+    if "\\" in text:  # `"\ud800"`: libyaml refuses it, PyYAML's Python parser does not
+        check_tree(filename, tree, nesting=False, text=True)
+    return tree
 
 
 def _describe(value: object) -> str:

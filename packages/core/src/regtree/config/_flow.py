@@ -213,6 +213,11 @@ class _Parser:
         digits = self.text[self.pos + 1 : self.pos + 1 + width] if width else ""
         hexadecimal = width is not None and len(digits) == width
         hexadecimal = hexadecimal and all(c in "0123456789abcdefABCDEF" for c in digits)
+        if hexadecimal and 0xD800 <= int(digits, 16) <= 0xDFFF:  # as libyaml refuses it
+            self.fail(
+                f"the escape '\\{code}{digits}' is half of a UTF-16 surrogate pair, not a "
+                "character; write the character itself, or \\U and its 8 hex digits"
+            )
         if hexadecimal and int(digits, 16) <= 0x10FFFF:
             self.pos += 1 + (width or 0)
             return chr(int(digits, 16))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._bounds import MAX_DEPTH, too_deep
+from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._flow import FlowError, parse_flow_value
 from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
@@ -55,6 +55,9 @@ def apply_overrides(
     for text in overrides:
         if not isinstance(text, str):
             raise TypeError(f"an override is a str such as 'optimizer.lr=0.1', got {text!r}")
+        problem = not_unicode(text)  # a command line's bytes that are not UTF-8, say
+        if problem is not None:
+            raise OverrideProblem(f"override {text!r}: the text {problem}")
         try:
             apply_override(tree, text, fresh, plain=plain)
         except (PathProblem, FlowError) as exc:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 # Imported with the reader, not when an error is written: loading a config imports nothing.
 from ..naming import closest
-from ._bounds import MAX_DEPTH, too_deep
+from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._errors import ConfigError
 from ._scalars import BASE_REFERENCE
 from ._tree import Items, Leaf, Table, copy_containers, from_plain, line_of, to_plain
@@ -295,7 +295,7 @@ class _Evaluator:
         if isinstance(value, str):
             if "__regtree_base_reference_" in value:
                 value = self.restore(value)
-            _check_length(node, value)
+            _check_text(node, value)
         elif isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:
             raise _Invalid(node, f"the int {value!r} is beyond 2**63 in magnitude")
         return Leaf(value, self.origin(node))
@@ -803,8 +803,18 @@ def _is_number(value: object) -> bool:
 def _check_bounds(node: ast.AST, value: object) -> None:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
         raise _Invalid(node, f"the int {value!r} is beyond 2**63 in magnitude")
-    if isinstance(value, str | list | dict):
+    if isinstance(value, str):
+        _check_text(node, value)
+    elif isinstance(value, list | dict):
         _check_length(node, value)
+
+
+def _check_text(node: ast.AST, text: str) -> None:
+    """A str literal or result: bounded, and Unicode text (`'{:c}'.format(0xd800)` is not)."""
+    _check_length(node, text)
+    problem = not_unicode(text)
+    if problem is not None:
+        raise _Invalid(node, problem)
 
 
 def _check_length(node: ast.AST, value: Sized) -> None:
