@@ -130,6 +130,19 @@ def test_a_null_under_toml_is_exit_status_2_saying_toml_has_no_null(
     assert "'train.note' is null, and TOML has no null" in err
 
 
+@pytest.mark.parametrize("show_origin", [[], ["--show-origin"]])
+def test_a_nan_under_json_is_exit_status_2_saying_json_has_no_nan(
+    capsys: pytest.CaptureFixture[str], child: Path, show_origin: list[str]
+) -> None:
+    status, out, err = run(
+        capsys, "resolve", str(child), "--format", "json", "--set", "train.lr=.nan", *show_origin
+    )
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert f"{child}: cannot write the config as json: 'train.lr' is nan, and JSON has" in err
+    assert "write the config as yaml or toml" in err
+
+
 def test_set_applies_to_validate_and_build(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
