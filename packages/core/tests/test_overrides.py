@@ -129,6 +129,58 @@ def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:
         load_config(path, ["~optimizer.lr=0.2"])
 
 
+TYPED = {"x": 1, "f": 1.0, "b": True, "n": None, "s": "1", "l": [1, 0], "m": {"a": [True]}}
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "~x=true",
+        "~x='1'",
+        "~b=1",
+        "~s=1",
+        "~n=false",
+        "~l=[true, false]",
+        "~l=[1, 0, 0]",
+        "~m={a: [1]}",
+        "~m={a: [true], b: 1}",
+    ],
+)
+def test_tilde_with_a_value_deletes_only_the_same_type_a_bool_is_no_number(
+    tmp_path: Path, override: str
+) -> None:
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(TYPED), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"so it is not deleted"):
+        load_config(path, [override])
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("~x=1", "x"),
+        ("~x=1.0", "x"),  # the same number: YAML writes a float 1.0 as an int only by its dot
+        ("~f=1", "f"),
+        ("~b=true", "b"),
+        ("~n=null", "n"),
+        ("~s='1'", "s"),
+        ("~l=[1, 0.0]", "l"),
+        ("~m={a: [true]}", "m"),
+    ],
+)
+def test_tilde_with_the_same_value_deletes(tmp_path: Path, override: str, key: str) -> None:
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(TYPED), encoding="utf-8")
+    assert load_config(path, [override]) == {k: v for k, v in TYPED.items() if k != key}
+
+
+def test_tilde_with_nan_deletes_a_nan(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text("a: .nan\nb: 1\n", encoding="utf-8")
+    pytest.importorskip("yaml")
+    assert load_config(path, ["~a=.nan"]) == {"b": 1}
+
+
 @pytest.mark.parametrize("override", ["model.heads.2.num_classes=1", "~model.heads.-3"])
 def test_an_index_out_of_range_is_an_error(path: Path, override: str) -> None:
     with pytest.raises(

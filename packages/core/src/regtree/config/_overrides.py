@@ -105,7 +105,7 @@ def apply_override(
         raise PathProblem(missing_key(tree, dotted) + add)
     if operator == "~":
         present = to_plain(current)
-        if value is not _MISSING and present != value:
+        if value is not _MISSING and not _same_value(present, value):
             raise PathProblem(f"{dotted!r} is {present!r}, not {value!r}, so it is not deleted")
         if isinstance(parent, list):
             del parent[index]
@@ -120,6 +120,26 @@ def apply_override(
             parent[index] = node
     else:
         parent[last] = node
+
+
+def _same_value(present: object, given: object) -> bool:
+    """Whether ``~path=value``'s value is the one the config holds, kind for kind.
+
+    A bool is not a number (``true`` is not ``1``, as it is to Python's ``==``); two numbers are
+    the same when equal (``1.0`` is ``1``: YAML and TOML tell them apart only by the dot), NaN
+    included; lists and mappings compare item by item.
+    """
+    if isinstance(present, bool) or isinstance(given, bool):
+        return present is given
+    if isinstance(present, int | float) and isinstance(given, int | float):
+        return present == given or (present != present and given != given)  # both NaN
+    if isinstance(present, list) and isinstance(given, list):
+        return len(present) == len(given) and all(map(_same_value, present, given))
+    if isinstance(present, dict) and isinstance(given, dict):
+        return present.keys() == given.keys() and all(
+            _same_value(item, given[key]) for key, item in present.items()
+        )
+    return type(present) is type(given) and present == given
 
 
 def _new_table(parent: Table) -> Table:
