@@ -236,6 +236,49 @@ def test_a_reference_without_bases_or_inside_a_string_is_an_error(tmp_path: Path
         load_config(inside)
 
 
+REFERENCES_FROM_THE_END = {
+    "cfg.json": '{"_base_": "base.json", "last": "{{_base_.l.-1}}", "n": "{{ _base_.h.-2.n }}"}',
+    "cfg.toml": '_base_ = "base.json"\nlast = "{{_base_.l.-1}}"\nn = "{{ _base_.h.-2.n }}"\n',
+    "cfg.yaml": "_base_: base.json\nlast: '{{_base_.l.-1}}'\nn: '{{ _base_.h.-2.n }}'\n",
+    "cfg.py": "_base_ = 'base.json'\nlast = {{_base_.l.-1}}\nn = '{{ _base_.h.-2.n }}'\n",
+}
+
+
+@pytest.mark.parametrize("name", list(REFERENCES_FROM_THE_END))
+def test_a_reference_may_index_a_list_from_its_end(tmp_path: Path, name: str) -> None:
+    if name.endswith(".yaml"):
+        pytest.importorskip("yaml")
+    write(tmp_path, "base.json", '{"l": [1, 2], "h": [{"n": 3}, {"n": 4}]}')
+    path = write(tmp_path, name, REFERENCES_FROM_THE_END[name])
+    assert load_config(path) == {"l": [1, 2], "h": [{"n": 3}, {"n": 4}], "last": 2, "n": 3}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{{_base_.l[0]}}", "{{_base_ .l}}", "{{_base_}}", "{{ _base_.a..b }}", "{{_base_.a b}}"],
+)
+@pytest.mark.parametrize("bases", [True, False])
+def test_a_string_that_looks_like_a_reference_but_is_none_is_refused(
+    tmp_path: Path, text: str, bases: bool
+) -> None:
+    write(tmp_path, "base.json", '{"l": [1, 2]}')
+    data = {"x": text, **({"_base_": "base.json"} if bases else {})}
+    path = write(tmp_path, "cfg.json", json.dumps(data))
+    with pytest.raises(ConfigError, match=r"cfg\.json: .* is not a reference, which is written"):
+        load_config(path)
+
+
+def test_a_python_expression_that_looks_like_a_reference_but_is_none_is_refused(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "base.json", '{"l": [1, 2]}')
+    path = write(tmp_path, "cfg.py", "_base_ = 'base.json'\nx = 1\ny = {{_base_.l[0]}}\n")
+    with pytest.raises(
+        ConfigError, match=r"cfg\.py, line 3: '\{\{_base_\.l\[0\]\}\}' is not a reference"
+    ):
+        load_config(path)
+
+
 def test_an_error_in_a_base_names_the_base(tmp_path: Path) -> None:
     write(tmp_path, "base.toml", "[model\n")
     path = write(tmp_path, "cfg.json", '{"_base_": "base.toml"}')

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
 from ._files import read_file, read_tree, why_unreadable
-from ._scalars import BASE_REFERENCE
+from ._scalars import BASE_REFERENCE, NOT_A_REFERENCE, REFERENCE_LIKE
 from ._tree import (
     PathProblem,
     Table,
@@ -298,7 +298,7 @@ def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | Non
 
 
 def _check_no_reference(filename: str, value: str, origin: str | None) -> None:
-    """Refuse a ``{{_base_...}}`` that cannot be replaced: no bases, or inside a longer string."""
+    """Refuse a ``{{_base_...}}`` that cannot be replaced: no bases, inside a string, malformed."""
     if BASE_REFERENCE.search(value):
         whole = BASE_REFERENCE.fullmatch(value.strip()) is not None
         problem = (
@@ -307,3 +307,5 @@ def _check_no_reference(filename: str, value: str, origin: str | None) -> None:
             else "a reference must be the whole value (it stands for a value of any type)"
         )
         raise ConfigError(filename, f"cannot replace {value!r}: {problem}", line_of(origin))
+    if REFERENCE_LIKE.search(value):
+        raise ConfigError(filename, f"{value!r} {NOT_A_REFERENCE}", line_of(origin))

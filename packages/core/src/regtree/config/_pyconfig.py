@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..naming import closest
 from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._errors import ConfigError
-from ._scalars import BASE_REFERENCE
+from ._scalars import BASE_REFERENCE, NOT_A_REFERENCE, REFERENCE_LIKE
 from ._tree import Items, Leaf, Table, copy_containers, line_of
 
 if TYPE_CHECKING:
@@ -296,6 +296,8 @@ class _Evaluator:
             raise _Invalid(node, f"evaluating the config takes more than {_MAX_STEPS:,} steps")
         method = _EXPRESSIONS.get(type(node))
         if method is None:
+            if isinstance(node, ast.Set) and REFERENCE_LIKE.match(_source(node)):
+                raise _Invalid(node, f"{_source(node)!r} {NOT_A_REFERENCE}")  # `{{_base_.l[0]}}`
             raise _Refused(node, _describe_expression(node))
         result: Node = method(self, node, names)
         return result
