@@ -229,3 +229,30 @@ def test_a_failed_override_changes_no_file_and_a_str_is_not_a_list(path: Path) -
     assert path.read_text() == before
     with pytest.raises(TypeError, match=r"overrides is a list of str"):
         load_config(path, "optimizer.lr=1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["model.backbone={_delete_: true, depth: 1}", "++model.backbone={depth: 1, _delete_: false}"],
+)
+def test_delete_in_an_override_value_is_dropped_an_override_replaces_anyway(
+    path: Path, override: str
+) -> None:
+    assert load_config(path, [override])["model"]["backbone"] == {"depth": 1}
+
+
+def test_delete_is_dropped_at_any_depth_of_an_override_value(path: Path) -> None:
+    cfg = load_config(path, ["+extra=[{a: {_delete_: true, b: 1}}]"])
+    assert cfg["extra"] == [{"a": {"b": 1}}]
+
+
+@pytest.mark.parametrize("override", ["+_base_=x.yaml", "++_base_=[x.yaml]", "~_base_"])
+def test_an_override_of_base_is_refused_bases_are_set_in_files(path: Path, override: str) -> None:
+    with pytest.raises(ConfigError, match=r"cfg\.json: override .*bases are set in the config"):
+        load_config(path, [override])
+
+
+@pytest.mark.parametrize("override", ["+model._delete_=true", "++model.backbone._delete_=true"])
+def test_an_override_of_delete_is_refused_an_override_replaces(path: Path, override: str) -> None:
+    with pytest.raises(ConfigError, match=r"override .*'_delete_' marks a mapping in a file"):
+        load_config(path, [override])

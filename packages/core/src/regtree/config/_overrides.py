@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._flow import FlowError, parse_flow_value
+from ._inherit import BASE_KEY, DELETE_KEY
 from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
 if TYPE_CHECKING:
@@ -166,5 +167,32 @@ def _parse(text: str) -> tuple[str, str, list[str], object]:
         raise PathProblem(f"the path {path!r} has an empty key; {_GRAMMAR}")
     if len(parts) > MAX_DEPTH:
         raise PathProblem(too_deep("the path"))
-    value = parse_flow_value(value_text) if equals else _MISSING
+    _check_no_marker(parts)
+    value = _without_delete(parse_flow_value(value_text)) if equals else _MISSING
     return operator, path, parts, value
+
+
+def _check_no_marker(parts: list[str]) -> None:
+    """Refuse a path to ``_base_`` or through ``_delete_``: markers of files, never config data."""
+    if parts[0] == BASE_KEY:
+        raise PathProblem(
+            "_base_ is not part of the merged config: bases are set in the config file "
+            "(_base_: [base.yaml, ...]), and an override changes the config they give"
+        )
+    if DELETE_KEY in parts:
+        raise PathProblem(
+            "'_delete_' marks a mapping in a file that replaces its base's, and is never part "
+            "of the config; an override replaces anyway (path={...} replaces the mapping whole)"
+        )
+
+
+def _without_delete(value: object) -> object:
+    """An override's value without ``_delete_`` keys: an override replaces whatever it sets."""
+    if isinstance(value, dict):
+        value.pop(DELETE_KEY, None)
+        for item in value.values():
+            _without_delete(item)
+    elif isinstance(value, list):
+        for item in value:
+            _without_delete(item)
+    return value
