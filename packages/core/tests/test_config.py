@@ -302,3 +302,17 @@ def test_an_override_that_is_not_unicode_text_is_refused(tmp_path: Path, overrid
     path = write(tmp_path, "cfg.json", '{"s": "x"}')
     with pytest.raises(ConfigError, match=r"cfg\.json: override .*(surrogate|not valid Unicode)"):
         load_config(path, [override])
+
+
+@pytest.mark.parametrize("text", ['{"a": 1, "a": 2}', '{"m": [{"x": 1, "y": 2, "x": 1}]}'])
+def test_a_key_twice_in_one_json_mapping_is_refused(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "cfg.json", text)
+    with pytest.raises(
+        ConfigError, match=r"cfg\.json: the key '[ax]' appears twice in one mapping"
+    ):
+        load_config(path)
+
+
+def test_a_key_twice_in_toml_is_refused_by_tomllib(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"cfg\.toml, line 2.*invalid TOML"):
+        load_config(write(tmp_path, "cfg.toml", "a = 1\na = 2\n"))

@@ -256,3 +256,11 @@ def test_an_override_of_base_is_refused_bases_are_set_in_files(path: Path, overr
 def test_an_override_of_delete_is_refused_an_override_replaces(path: Path, override: str) -> None:
     with pytest.raises(ConfigError, match=r"override .*'_delete_' marks a mapping in a file"):
         load_config(path, [override])
+
+
+@pytest.mark.parametrize("override", ["model={a: 1, a: 2}", "+x=[{b: 1, 'b': 2}]"])
+def test_a_key_twice_in_an_override_mapping_is_refused(path: Path, override: str) -> None:
+    with pytest.raises(
+        ConfigError, match=r"override .*the key '[ab]' appears twice in the mapping"
+    ):
+        load_config(path, [override])

@@ -103,9 +103,15 @@ def _parse_json(filename: str, text: str) -> object:
     import json
 
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise ConfigError(filename, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except _DuplicateKey as exc:
+        raise ConfigError(
+            filename,
+            f"the key {exc.key!r} appears twice in one mapping; keys are unique in a config (json "
+            "would keep the last one and hide the first): keep one",
+        ) from None
     except RecursionError:  # far deeper than the bound: json recurses per level
         raise ConfigError(filename, too_deep("the file")) from None
     nesting = may_nest_too_deeply(text, "[{")
@@ -139,6 +145,26 @@ def _parse_toml(filename: str, text: str) -> object:
         check_tree(filename, data, nesting=True, text=False)
     _dates_as_text(data)
     return data
+
+
+class _DuplicateKey(Exception):
+    """A key written twice in one JSON object, raised out of json's parser."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's mapping, refusing a key written twice (json would keep the last)."""
+    table = dict(pairs)
+    if len(table) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return table
 
 
 def _dates_as_text(container: dict[str, Any] | list[Any]) -> None:

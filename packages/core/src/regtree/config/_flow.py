@@ -147,6 +147,8 @@ class _Parser:
                 self.skip_spaces()
                 if self.at_end() or self.text[self.pos] not in ",}":
                     value = self.value(depth + 1)
+            if key in table:
+                self.fail(f"the key {key!r} appears twice in the mapping; keys are unique")
             table[key] = value
             self.skip_spaces()
             self.separator("}")

@@ -141,7 +141,7 @@ def parse_yaml(filename: str, text: str, *, plain: bool = False) -> object:
         root = parser.get_single_node()
         if root is None:
             return None
-        return _Composer(constructor_class, filename, text, plain).node(root, 0)
+        return _Composer(constructor_class, filename, text, plain).document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = None if mark is None else mark.line + 1
@@ -203,6 +203,51 @@ class _Composer:
         if not plain:
             self.origins = [self.prefix + str(number) for number in range(1, text.count("\n") + 2)]
 
+    def document(self, root: Any) -> Any:
+        """The tree (or plain data) of the document whose top node is ``root``."""
+        if self.merges:
+            # Merging adds a merged mapping's pairs to a mapping's own, which may set them again,
+            # and changes the nodes, which aliases share: each mapping's own keys are checked
+            # first, all at once. Without merges they are checked as the tree is built.
+            self.check_unique_keys(root)
+        return self.node(root, 0)
+
+    def check_unique_keys(self, root: Any) -> None:
+        """Refuse a key written twice in one mapping, in any mapping under ``root``.
+
+        Raises:
+            YamlProblem: Naming the key and both lines.
+        """
+        stack, seen = [root], {id(root)}
+        while stack:
+            node = stack.pop()
+            if type(node) is self.scalar_node:
+                continue
+            pairs = (
+                node.value if type(node) is self.mapping_node else [(None, v) for v in node.value]
+            )
+            own: set[str] = set()
+            for key_node, value_node in pairs:
+                if key_node is not None and key_node.tag != _MERGE:
+                    key = self.key(key_node)
+                    if key in own:
+                        raise self.duplicate(node, key, key_node)
+                    own.add(key)
+                if id(value_node) not in seen:
+                    seen.add(id(value_node))
+                    stack.append(value_node)
+
+    def duplicate(self, mapping: Any, key: str, again: Any) -> YamlProblem:
+        """The problem of ``key`` written again (by the key node ``again``) in ``mapping``."""
+        first = next(k for k, _ in mapping.value if k.tag != _MERGE and self.key(k) == key)
+        lines = f"lines {first.start_mark.line + 1} and {again.start_mark.line + 1}"
+        return YamlProblem(
+            f"the key {key!r} appears twice in one mapping ({lines}); YAML keys are unique (a "
+            "parser that takes the last one hides the first): keep one",
+            again.start_mark.line + 1,
+            again.start_mark.column + 1,
+        )
+
     def node(self, node: Any, depth: int) -> Any:
         """The tree (or plain data) of a node."""
         self.count += 1
@@ -232,6 +277,8 @@ class _Composer:
                 key = resolve_plain(key_node.value) if key_node.tag == _PLAIN else None
                 if type(key) is not str:
                     key = self.key(key_node)
+                if key in table and not self.merges:  # with merges, `document` checked them
+                    raise self.duplicate(node, key, key_node)
                 table[key] = self.node(value_node, depth + 1)
             return table
         if kind is self.sequence_node and node.tag == _SEQ:
