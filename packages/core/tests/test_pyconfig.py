@@ -447,3 +447,21 @@ def test_an_int_key_is_refused_saying_why_and_what_to_write(tmp_path: Path, sour
         r"\('0'\) or use a list, where the position is the key",
     ):
         load_config(write(tmp_path, "cfg.py", source))
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("a, *b = [1, 2, 3]\n", r"line 1: a starred assignment \('a, \*b = \.\.\.'\) is not"),
+        ("x = [y for y, *z in [[1, 2]]]\n", r"line 1: a starred assignment \('y, \*z = \.\.\.'\)"),
+        ("x = dict(1)\n", r"line 1: dict\(\) takes keyword arguments or one mapping .*got int 1"),
+        ("x = 1\na = [1]\na.append(a)\n", r"line 2: the value of 'a' contains itself"),
+        ("d = dict(k=1)\nd['me'] = d\n", r"line 1: the value of 'd' contains itself"),
+        ("a = [1]\nb = (a,)\na.append(b)\n", r"line 1: the value of 'a' contains itself"),
+    ],
+)
+def test_what_python_allows_but_a_config_cannot_hold_says_why(
+    tmp_path: Path, source: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"cfg\.py, {problem}"):
+        load_config(write(tmp_path, "cfg.py", source))

@@ -263,6 +263,13 @@ class _Evaluator:
         if isinstance(target, ast.Name):
             names[target.id] = value
         elif isinstance(target, ast.Tuple | ast.List):
+            if any(isinstance(part, ast.Starred) for part in target.elts):
+                raise _Invalid(
+                    target,
+                    f"a starred assignment ('{_source(target).strip('()')} = ...') is not "
+                    "supported; unpack "
+                    "into one name per item, or take a slice (rest = items[1:])",
+                )
             if not isinstance(value, Items) or len(value) != len(target.elts):
                 raise _Invalid(
                     target,
@@ -617,8 +624,14 @@ class _Evaluator:
                     if not isinstance(pair, Items) or len(pair) != 2:
                         raise _Invalid(node, "dict() of a list needs pairs [key, value]")
                     table[self.key(argument, pair[0])] = pair[1]
+            elif isinstance(value, Table):
+                table.update(value)
             else:
-                table.update(self.mapping(argument, value))
+                raise _Invalid(
+                    node,
+                    "dict() takes keyword arguments or one mapping (or a list of [key, value] "
+                    f"pairs), got {_show(value)}",
+                )
         for keyword in node.keywords:
             value = self.expr(keyword.value, names)
             if keyword.arg is None:
@@ -990,6 +1003,7 @@ class _Result:
         self.budget = _MAX_NODES
         self.name = ""
         self.origin: str | None = None
+        self.enclosing: set[int] = set()  # the containers the walk is inside of
 
     def value(self, name: str, node: Node) -> Node:
         """The value of the top-level name ``name``, ready to leave the evaluator."""
@@ -1002,6 +1016,13 @@ class _Result:
             raise ConfigError(self.filename, f"the config holds more than {_MAX_NODES:,} values")
         if not isinstance(node, Table | Items):
             return node
+        if id(node) in self.enclosing:  # `a.append(a)`: as plain data, it would never end
+            raise ConfigError(
+                self.filename,
+                f"the value of {self.name!r} contains itself (a list or dict that holds itself "
+                "has no plain value; to hold what it holds, add a copy: a.append(a.copy()))",
+                line_of(self.origin),
+            )
         if depth > MAX_DEPTH:
             what = f"the value of {self.name!r}"
             raise ConfigError(self.filename, too_deep(what), line_of(self.origin))
@@ -1012,6 +1033,7 @@ class _Result:
             container = Items(node.origin)
             container.extend(node)
         self.seen.add(id(node))
+        self.enclosing.add(id(node))
         if isinstance(container, Table):
             for key, child in container.items():
                 if not isinstance(child, Leaf):
@@ -1024,6 +1046,7 @@ class _Result:
                     container[index] = self.unshared(child, depth + 1)
                 else:
                     self.budget -= 1
+        self.enclosing.discard(id(node))
         return container
 
 
