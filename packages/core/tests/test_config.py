@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from regtree import load_config
-from regtree.config import ConfigError
+from regtree.config import ConfigError, config_origins
 
 CONFIG = {
     "model": {"type": "Detector", "num_classes": 3, "backbone": {"type": "Backbone", "depth": 2}},
@@ -107,9 +107,17 @@ def test_an_unsupported_extension_names_the_supported_ones(tmp_path: Path, name:
         load_config(path)
 
 
-def test_a_missing_file_raises_file_not_found_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"absent\.toml"):
+def test_a_missing_file_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"absent\.toml: cannot read the config file: No such"):
         load_config(tmp_path / "absent.toml")
+
+
+def test_a_directory_is_a_config_error_saying_to_name_a_file_in_it(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").mkdir()
+    with pytest.raises(
+        ConfigError, match=r"x\.yaml: cannot read the config file: .*name a config file in it"
+    ):
+        config_origins(tmp_path / "x.yaml")
 
 
 @pytest.mark.parametrize("name", ["cfg.json", "cfg.toml", "cfg.yaml"])
@@ -191,3 +199,120 @@ def test_import_regtree_loads_no_parser_or_cli_module() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def nested(suffix: str, levels: int) -> str:
+    """A config whose key a holds ``levels`` lists, one in another, in the format of ``suffix``."""
+    lists = "[" * levels + "]" * levels
+    return {
+        ".json": f'{{"a": {lists}}}',
+        ".toml": f"a = {lists}\n",
+        ".yaml": f"a: {lists}\n",
+        # Python: each list a name, holding the one before (`l1 = [l0]`).
+        ".py": "".join(f"l{i} = [{f'l{i - 1}' if i else ''}]\n" for i in range(levels))
+        + f"a = l{levels - 1}\n",
+    }[suffix]
+
+
+DEEP = r"nests deeper than 200 levels of mappings and lists, the most a config may hold"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml", ".yaml", ".py"])
+def test_two_hundred_levels_below_the_top_load(tmp_path: Path, suffix: str) -> None:
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+    cfg = load_config(write(tmp_path, f"cfg{suffix}", nested(suffix, 200)))
+    depth, value = 0, cfg["a"]
+    while value:
+        depth, value = depth + 1, value[0]
+    assert depth == 199  # the innermost of the 200 lists is empty
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml", ".yaml", ".py"])
+@pytest.mark.parametrize("levels", [201, 600, 2000])
+def test_deeper_nesting_is_one_config_error_in_every_format(
+    tmp_path: Path, suffix: str, levels: int
+) -> None:
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+    path = write(tmp_path, f"cfg{suffix}", nested(suffix, levels))
+    with pytest.raises(ConfigError, match=rf"cfg\{suffix}(, line \d+)?: .*{DEEP}"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=DEEP):
+        config_origins(path)
+
+
+def test_toml_dotted_keys_count_as_levels(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.toml", ".".join(["a"] * 1500) + " = 1\n")
+    with pytest.raises(ConfigError, match=rf"cfg\.toml: the file {DEEP}"):
+        load_config(path)
+
+
+def test_an_override_value_or_path_nests_no_deeper_than_a_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{"a": 1}')
+    assert load_config(path, ["a=" + "[" * 201 + "]" * 201])  # 200 levels below the value's top
+    for override in ["a=" + "[" * 202 + "]" * 202, "+" + ".".join(["b"] * 201) + "=1"]:
+        with pytest.raises(ConfigError, match=rf"cfg\.json: override .*{DEEP}"):
+            load_config(path, [override])
+
+
+NOT_UNICODE = r"is not valid Unicode text: it holds U\+D800, half of a UTF-16 surrogate pair"
+
+
+@pytest.mark.parametrize("text", ['{"s": "\\ud800"}', '{"\\ud800": 1}', '{"s": ["a\\ud800b"]}'])
+def test_a_lone_surrogate_in_json_is_refused_at_load(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "cfg.json", text)
+    with pytest.raises(ConfigError, match=rf"cfg\.json: .*{NOT_UNICODE}"):
+        load_config(path)
+
+
+def test_a_surrogate_pair_in_json_is_one_character(tmp_path: Path) -> None:
+    path = write(tmp_path, "cfg.json", '{"s": "\\ud83d\\ude00"}')
+    assert load_config(path) == {"s": "\U0001f600"}
+
+
+@pytest.mark.parametrize(
+    "source", ["s = '\\ud800'\n", "s = '{:c}'.format(0xd800)\n", "s = f'{0xd800:c}'\n"]
+)
+def test_a_lone_surrogate_in_a_python_config_is_refused_with_its_line(
+    tmp_path: Path, source: str
+) -> None:
+    path = write(tmp_path, "cfg.py", "a = 1\n" + source)
+    with pytest.raises(ConfigError, match=rf"cfg\.py, line 2: .*{NOT_UNICODE}"):
+        load_config(path)
+
+
+def test_a_lone_surrogate_in_yaml_is_refused_without_libyaml_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml = pytest.importorskip("yaml")
+    from regtree.config import _yaml
+
+    path = write(tmp_path, "cfg.yaml", 'a: 1\ns: "\\ud800"\n')
+    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 2"):
+        load_config(path)  # libyaml's own error, where PyYAML was built with it
+    monkeypatch.setattr(yaml, "__with_libyaml__", False)
+    monkeypatch.setattr(_yaml, "_CLASSES", None)  # PyYAML's Python parser from now on
+    with pytest.raises(ConfigError, match=rf"cfg\.yaml, line 2: .*{NOT_UNICODE}"):
+        config_origins(path)
+
+
+@pytest.mark.parametrize("override", ['s="\\ud800"', "s=\udcff", "\udcff=1"])
+def test_an_override_that_is_not_unicode_text_is_refused(tmp_path: Path, override: str) -> None:
+    path = write(tmp_path, "cfg.json", '{"s": "x"}')
+    with pytest.raises(ConfigError, match=r"cfg\.json: override .*(surrogate|not valid Unicode)"):
+        load_config(path, [override])
+
+
+@pytest.mark.parametrize("text", ['{"a": 1, "a": 2}', '{"m": [{"x": 1, "y": 2, "x": 1}]}'])
+def test_a_key_twice_in_one_json_mapping_is_refused(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "cfg.json", text)
+    with pytest.raises(
+        ConfigError, match=r"cfg\.json: the key '[ax]' appears twice in one mapping"
+    ):
+        load_config(path)
+
+
+def test_a_key_twice_in_toml_is_refused_by_tomllib(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"cfg\.toml, line 2.*invalid TOML"):
+        load_config(write(tmp_path, "cfg.toml", "a = 1\na = 2\n"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from regtree.config import ConfigError, load_config
+from regtree.config import ConfigError, config_origins, load_config
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -81,6 +81,43 @@ def test_a_file_that_is_its_own_base_is_a_cycle(tmp_path: Path) -> None:
     path = write(tmp_path, "a.json", '{"_base_": "a.json", "x": 1}')
     with pytest.raises(ConfigError, match=r"cycle: .*a\.json -> .*a\.json"):
         load_config(path)
+
+
+def write_chain(tmp_path: Path, levels: int) -> list[Path]:
+    """Files ch0.yaml to ch{levels}.yaml, each the base of the next: ``levels`` levels of _base_."""
+    pytest.importorskip("yaml")
+    return [
+        write(tmp_path, f"ch{i}.yaml", (f"_base_: ch{i - 1}.yaml\n" if i else "") + f"k{i}: {i}\n")
+        for i in range(levels + 1)
+    ]
+
+
+def test_a_chain_of_a_hundred_levels_of_base_loads(tmp_path: Path) -> None:
+    chain = write_chain(tmp_path, 100)
+    assert load_config(chain[-1]) == {f"k{i}": i for i in range(101)}
+
+
+@pytest.mark.parametrize(("levels", "warm"), [(101, None), (101, 40), (101, 99), (130, 60)])
+def test_a_deeper_chain_is_too_deep_not_a_cycle_whatever_was_loaded_before(
+    tmp_path: Path, levels: int, warm: int | None
+) -> None:
+    chain = write_chain(tmp_path, levels)
+    if warm is not None:  # a composed file is kept: the levels below it must still count
+        load_config(chain[warm])
+    with pytest.raises(ConfigError, match=r"more than 100 levels of _base_") as caught:
+        load_config(chain[-1])
+    message = str(caught.value)
+    assert "cycle" not in message
+    # From the file loaded to the first base past the bound, whatever was kept composed.
+    first_past = chain[levels - 101]
+    assert message.startswith(f"{chain[-1]}: more than 100 levels of _base_: {chain[-1]} -> ")
+    assert f"-> ... 92 more ... -> {chain[levels - 97]} -> " in message
+    assert f"-> {first_past}; a config inherits through 100 at most" in message
+    with pytest.raises(ConfigError) as with_origins:
+        config_origins(chain[-1])
+    assert str(with_origins.value) == message
+    with pytest.raises(ConfigError, match=r"more than 100 levels of _base_"):
+        config_origins(chain[-1])
 
 
 def test_a_missing_base_names_the_file_that_names_it(tmp_path: Path) -> None:
@@ -197,6 +234,49 @@ def test_a_reference_without_bases_or_inside_a_string_is_an_error(tmp_path: Path
     inside = write(tmp_path, "inside.json", '{"_base_": "base.json", "n": "x{{_base_.a}}"}')
     with pytest.raises(ConfigError, match=r"must be the whole value"):
         load_config(inside)
+
+
+REFERENCES_FROM_THE_END = {
+    "cfg.json": '{"_base_": "base.json", "last": "{{_base_.l.-1}}", "n": "{{ _base_.h.-2.n }}"}',
+    "cfg.toml": '_base_ = "base.json"\nlast = "{{_base_.l.-1}}"\nn = "{{ _base_.h.-2.n }}"\n',
+    "cfg.yaml": "_base_: base.json\nlast: '{{_base_.l.-1}}'\nn: '{{ _base_.h.-2.n }}'\n",
+    "cfg.py": "_base_ = 'base.json'\nlast = {{_base_.l.-1}}\nn = '{{ _base_.h.-2.n }}'\n",
+}
+
+
+@pytest.mark.parametrize("name", list(REFERENCES_FROM_THE_END))
+def test_a_reference_may_index_a_list_from_its_end(tmp_path: Path, name: str) -> None:
+    if name.endswith(".yaml"):
+        pytest.importorskip("yaml")
+    write(tmp_path, "base.json", '{"l": [1, 2], "h": [{"n": 3}, {"n": 4}]}')
+    path = write(tmp_path, name, REFERENCES_FROM_THE_END[name])
+    assert load_config(path) == {"l": [1, 2], "h": [{"n": 3}, {"n": 4}], "last": 2, "n": 3}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{{_base_.l[0]}}", "{{_base_ .l}}", "{{_base_}}", "{{ _base_.a..b }}", "{{_base_.a b}}"],
+)
+@pytest.mark.parametrize("bases", [True, False])
+def test_a_string_that_looks_like_a_reference_but_is_none_is_refused(
+    tmp_path: Path, text: str, bases: bool
+) -> None:
+    write(tmp_path, "base.json", '{"l": [1, 2]}')
+    data = {"x": text, **({"_base_": "base.json"} if bases else {})}
+    path = write(tmp_path, "cfg.json", json.dumps(data))
+    with pytest.raises(ConfigError, match=r"cfg\.json: .* is not a reference, which is written"):
+        load_config(path)
+
+
+def test_a_python_expression_that_looks_like_a_reference_but_is_none_is_refused(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "base.json", '{"l": [1, 2]}')
+    path = write(tmp_path, "cfg.py", "_base_ = 'base.json'\nx = 1\ny = {{_base_.l[0]}}\n")
+    with pytest.raises(
+        ConfigError, match=r"cfg\.py, line 3: '\{\{_base_\.l\[0\]\}\}' is not a reference"
+    ):
+        load_config(path)
 
 
 def test_an_error_in_a_base_names_the_base(tmp_path: Path) -> None:

@@ -129,6 +129,58 @@ def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:
         load_config(path, ["~optimizer.lr=0.2"])
 
 
+TYPED = {"x": 1, "f": 1.0, "b": True, "n": None, "s": "1", "l": [1, 0], "m": {"a": [True]}}
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "~x=true",
+        "~x='1'",
+        "~b=1",
+        "~s=1",
+        "~n=false",
+        "~l=[true, false]",
+        "~l=[1, 0, 0]",
+        "~m={a: [1]}",
+        "~m={a: [true], b: 1}",
+    ],
+)
+def test_tilde_with_a_value_deletes_only_the_same_type_a_bool_is_no_number(
+    tmp_path: Path, override: str
+) -> None:
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(TYPED), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"so it is not deleted"):
+        load_config(path, [override])
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("~x=1", "x"),
+        ("~x=1.0", "x"),  # the same number: YAML writes a float 1.0 as an int only by its dot
+        ("~f=1", "f"),
+        ("~b=true", "b"),
+        ("~n=null", "n"),
+        ("~s='1'", "s"),
+        ("~l=[1, 0.0]", "l"),
+        ("~m={a: [true]}", "m"),
+    ],
+)
+def test_tilde_with_the_same_value_deletes(tmp_path: Path, override: str, key: str) -> None:
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(TYPED), encoding="utf-8")
+    assert load_config(path, [override]) == {k: v for k, v in TYPED.items() if k != key}
+
+
+def test_tilde_with_nan_deletes_a_nan(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text("a: .nan\nb: 1\n", encoding="utf-8")
+    pytest.importorskip("yaml")
+    assert load_config(path, ["~a=.nan"]) == {"b": 1}
+
+
 @pytest.mark.parametrize("override", ["model.heads.2.num_classes=1", "~model.heads.-3"])
 def test_an_index_out_of_range_is_an_error(path: Path, override: str) -> None:
     with pytest.raises(
@@ -177,3 +229,38 @@ def test_a_failed_override_changes_no_file_and_a_str_is_not_a_list(path: Path) -
     assert path.read_text() == before
     with pytest.raises(TypeError, match=r"overrides is a list of str"):
         load_config(path, "optimizer.lr=1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["model.backbone={_delete_: true, depth: 1}", "++model.backbone={depth: 1, _delete_: false}"],
+)
+def test_delete_in_an_override_value_is_dropped_an_override_replaces_anyway(
+    path: Path, override: str
+) -> None:
+    assert load_config(path, [override])["model"]["backbone"] == {"depth": 1}
+
+
+def test_delete_is_dropped_at_any_depth_of_an_override_value(path: Path) -> None:
+    cfg = load_config(path, ["+extra=[{a: {_delete_: true, b: 1}}]"])
+    assert cfg["extra"] == [{"a": {"b": 1}}]
+
+
+@pytest.mark.parametrize("override", ["+_base_=x.yaml", "++_base_=[x.yaml]", "~_base_"])
+def test_an_override_of_base_is_refused_bases_are_set_in_files(path: Path, override: str) -> None:
+    with pytest.raises(ConfigError, match=r"cfg\.json: override .*bases are set in the config"):
+        load_config(path, [override])
+
+
+@pytest.mark.parametrize("override", ["+model._delete_=true", "++model.backbone._delete_=true"])
+def test_an_override_of_delete_is_refused_an_override_replaces(path: Path, override: str) -> None:
+    with pytest.raises(ConfigError, match=r"override .*'_delete_' marks a mapping in a file"):
+        load_config(path, [override])
+
+
+@pytest.mark.parametrize("override", ["model={a: 1, a: 2}", "+x=[{b: 1, 'b': 2}]"])
+def test_a_key_twice_in_an_override_mapping_is_refused(path: Path, override: str) -> None:
+    with pytest.raises(
+        ConfigError, match=r"override .*the key '[ab]' appears twice in the mapping"
+    ):
+        load_config(path, [override])

@@ -234,6 +234,11 @@ def test_each_construct_that_needs_running_is_refused_with_file_line_and_constru
         ("x = 2 ** 65\n", r"the exponent 65 is above 64"),
         ("x = 'a' * (10**6 + 1)\n", r"the str would be longer than 1,000,000"),
         ("x = [0] * 1000001\n", r"the list would be longer than 1,000,000"),
+        ("x = (0,) * 1000001\n", r"the tuple would be longer than 1,000,000"),
+        ("x = (0,) * 1000000\nx += (1,)\n", r"the tuple would be longer than 1,000,000"),
+        ("x = [0] * 1000000\nx += (1,)\n", r"the list would be longer than 1,000,000"),
+        ("x = tuple(range(10**7))\n", r"the list would be longer than 1,000,000"),
+        ("x = ((0,) * 1000, (1,) * 1000)\ny = x[0] + x[1] * 1000\n", r"the tuple would be longer"),
         ("x = list(range(10**7))\n", r"the list would be longer than 1,000,000"),
         ("x = ['a' * 1000] * 1000\ny = ''.join(x) + 'b'\n", r"the str would be longer"),
         ("x = f'{1:>2000000}'\n", r"the format width 2000000 is above 1,000,000"),
@@ -287,6 +292,58 @@ def test_unpacking_subscript_and_augmented_assignments(tmp_path: Path) -> None:
         "count": 2,
         "x": 3,
     }
+
+
+def test_tuples_stay_tuples_while_evaluating_and_become_lists_in_the_result(
+    tmp_path: Path,
+) -> None:
+    # As mmcv's Config.fromfile, which runs the file, gives them (SPEC 5.3: "tuples as lists").
+    source = (
+        "size = (1333, 800)\n"
+        "shown = [f'{size}', str(size), '{}'.format(size), '%s' if size else '', f'{size!r}']\n"
+        "equal = [(1, 2) == [1, 2], (1, 2) == (1, 2), [1] == [1], (1,) in [(1,)], [1] in [(1,)]]\n"
+        "ext = ['x.py'.endswith(('.py', '.yaml')), 'a.b'.startswith(('b', 'a'))]\n"
+        "grown = size + (3,)\n"
+        "twice = str(size * 2)\n"
+        "sliced = str(size[1:])\n"
+        "alias = size\n"
+        "alias += (1,)\n"
+        "still = str(size)\n"
+        "l = [1]\n"
+        "l += (2, 3)\n"
+        "pairs = str(list(dict(a=1).items())) + str(list(zip([1], 'a')))\n"
+        "pairs += str(list(enumerate('b')))\n"
+        "made = [str(tuple([1, 2])), str(tuple()), str(max((1, 2), (1, 3))), (1, 2).index(2)]\n"
+        "nested = dict(scales=[(1333, 640), (1333, 800)])\n"
+    )
+    assert load_config(write(tmp_path, "cfg.py", source)) == {
+        "size": [1333, 800],
+        "shown": ["(1333, 800)", "(1333, 800)", "(1333, 800)", "%s", "(1333, 800)"],
+        "equal": [False, True, True, True, False],
+        "ext": [True, True],
+        "grown": [1333, 800, 3],
+        "twice": "(1333, 800, 1333, 800)",
+        "sliced": "(800,)",
+        "alias": [1333, 800, 1],
+        "still": "(1333, 800)",
+        "l": [1, 2, 3],
+        "pairs": "[('a', 1)][(1, 'a')][(0, 'b')]",
+        "made": ["(1, 2)", "()", "(1, 3)", 1],
+        "nested": {"scales": [[1333, 640], [1333, 800]]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("t = (1, 2)\nt[0] = 3\n", r"line 2: cannot assign an item of tuple \(1, 2\): a tuple"),
+        ("t = (1, 2)\nt.append(3)\n", r"line 2: the method 'append' of a tuple"),
+        ("x = [1] + (2,)\n", r"line 1: the operator '\+' is not defined for list \[1\] and tuple"),
+    ],
+)
+def test_a_tuple_is_not_a_list(tmp_path: Path, source: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=rf"cfg\.py, {problem}"):
+        load_config(write(tmp_path, "cfg.py", source))
 
 
 def test_every_iterator_a_builtin_returns_becomes_a_list(tmp_path: Path) -> None:
@@ -389,4 +446,22 @@ def test_an_int_key_is_refused_saying_why_and_what_to_write(tmp_path: Path, sour
         r"whose keys are names, as in JSON, TOML and YAML configs; write the key as a str "
         r"\('0'\) or use a list, where the position is the key",
     ):
+        load_config(write(tmp_path, "cfg.py", source))
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("a, *b = [1, 2, 3]\n", r"line 1: a starred assignment \('a, \*b = \.\.\.'\) is not"),
+        ("x = [y for y, *z in [[1, 2]]]\n", r"line 1: a starred assignment \('y, \*z = \.\.\.'\)"),
+        ("x = dict(1)\n", r"line 1: dict\(\) takes keyword arguments or one mapping .*got int 1"),
+        ("x = 1\na = [1]\na.append(a)\n", r"line 2: the value of 'a' contains itself"),
+        ("d = dict(k=1)\nd['me'] = d\n", r"line 1: the value of 'd' contains itself"),
+        ("a = [1]\nb = (a,)\na.append(b)\n", r"line 1: the value of 'a' contains itself"),
+    ],
+)
+def test_what_python_allows_but_a_config_cannot_hold_says_why(
+    tmp_path: Path, source: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"cfg\.py, {problem}"):
         load_config(write(tmp_path, "cfg.py", source))

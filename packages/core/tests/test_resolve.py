@@ -130,6 +130,19 @@ def test_a_null_under_toml_is_exit_status_2_saying_toml_has_no_null(
     assert "'train.note' is null, and TOML has no null" in err
 
 
+@pytest.mark.parametrize("show_origin", [[], ["--show-origin"]])
+def test_a_nan_under_json_is_exit_status_2_saying_json_has_no_nan(
+    capsys: pytest.CaptureFixture[str], child: Path, show_origin: list[str]
+) -> None:
+    status, out, err = run(
+        capsys, "resolve", str(child), "--format", "json", "--set", "train.lr=.nan", *show_origin
+    )
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert f"{child}: cannot write the config as json: 'train.lr' is nan, and JSON has" in err
+    assert "write the config as yaml or toml" in err
+
+
 def test_set_applies_to_validate_and_build(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -161,11 +174,14 @@ BAD_FILES = {
     "broken.yaml": ("model: [1\n", "invalid YAML"),
     "broken.toml": ("[model\n", "line 1"),
     "config.ini": ("[model]\n", "unsupported config file extension"),
+    "deep.json": ('{"a":' * 2000 + "1" + "}" * 2000, "nests deeper than 200 levels"),
+    "deep.toml": ("a = " + "[" * 600 + "]" * 600 + "\n", "nests deeper than 200 levels"),
+    "surrogate.json": ('{"s": "\\ud800"}', "is not valid Unicode text"),
 }
 
 
 @pytest.mark.parametrize("command", ["resolve", "validate", "build"])
-@pytest.mark.parametrize("name", [*BAD_FILES, "missing.yaml"])
+@pytest.mark.parametrize("name", [*BAD_FILES, "missing.yaml", "folder.yaml"])
 def test_a_bad_file_is_one_line_and_exit_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, name: str
 ) -> None:
@@ -173,6 +189,9 @@ def test_a_bad_file_is_one_line_and_exit_status_2(
     path = tmp_path / name
     if name == "missing.yaml":
         expected = "cannot read the config file: No such file or directory"
+    elif name == "folder.yaml":
+        path.mkdir()
+        expected = "cannot read the config file: Is a directory; name a config file in it"
     else:
         text, expected = BAD_FILES[name]
         path.write_text(text, encoding="utf-8")

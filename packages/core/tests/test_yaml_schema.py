@@ -102,7 +102,7 @@ def test_a_self_referring_alias_is_an_error_not_a_hang(tmp_path: Path) -> None:
     pytest.importorskip("yaml")
     from regtree.config import ConfigError
 
-    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 1: invalid YAML: .*deeper than 200"):
+    with pytest.raises(ConfigError, match=r"cfg\.yaml, line 1: the file nests deeper than 200"):
         load_config(write(tmp_path, "cfg.yaml", "a: &x [*x]\n"))
 
 
@@ -223,4 +223,43 @@ def test_a_value_of_two_less_than_signs_is_a_string_not_a_merge(tmp_path: Path) 
     assert load_config(write(tmp_path, "cfg.yaml", "a: <<\nb: [<<, x]\n")) == {
         "a": "<<",
         "b": ["<<", "x"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "lines"),
+    [
+        ("a: 1\nb: 2\na: 3\n", "a", (1, 3)),
+        ("m:\n  x: 1\n  'x': 2\n", "x", (2, 3)),
+        ("m: {x: 1, y: 2, x: 3}\n", "x", (1, 1)),
+        ("d: &d {k: 1}\nm:\n  <<: *d\n  j: 1\n  j: 2\n", "j", (4, 5)),
+    ],
+)
+def test_a_key_twice_in_one_mapping_is_refused_with_both_lines(
+    tmp_path: Path, text: str, key: str, lines: tuple[int, int]
+) -> None:
+    # YAML 1.2 requires unique keys; PyYAML keeps the last silently.
+    pytest.importorskip("yaml")
+    from regtree.config import ConfigError, config_origins
+
+    path = write(tmp_path, "cfg.yaml", text)
+    first, second = lines
+    problem = rf"cfg\.yaml, line {second}, column \d+: .*the key '{key}' appears twice in one"
+    problem += rf" mapping \(lines {first} and {second}\); YAML keys are unique"
+    with pytest.raises(ConfigError, match=problem):
+        load_config(path)
+    with pytest.raises(ConfigError, match=problem):
+        config_origins(path)
+
+
+def test_a_merged_key_may_be_set_again_and_an_alias_of_a_merged_mapping_reads(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("yaml")
+    text = "b: &b {a: 1, c: 2}\nx: &x\n  <<: *b\n  a: 3\ny: *x\nz: {<<: [{a: 4}, *b]}\n"
+    assert load_config(write(tmp_path, "cfg.yaml", text)) == {
+        "b": {"a": 1, "c": 2},
+        "x": {"a": 3, "c": 2},
+        "y": {"a": 3, "c": 2},
+        "z": {"a": 4, "c": 2},
     }

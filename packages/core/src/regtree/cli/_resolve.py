@@ -62,7 +62,7 @@ def run_resolve(options: argparse.Namespace) -> int:
 
     Raises:
         UsageError: The file cannot be read, an override does not fit, or the format cannot hold
-            a value (TOML has no null).
+            a value (TOML has no null, JSON no NaN or Infinity).
     """
     from ..config import DumpError, dump_config
 

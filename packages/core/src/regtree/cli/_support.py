@@ -133,11 +133,8 @@ def read_config(path: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """
     try:
         return load_config(path, overrides)
-    except ConfigError as exc:
+    except ConfigError as exc:  # a file that cannot be opened included
         raise UsageError(str(exc)) from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise UsageError(f"{path}: cannot read the config file: {reason}") from None
 
 
 def add_set_option(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,9 @@
 
 The writers are our own: the standard library has no TOML writer, and PyYAML writes YAML 1.1,
 where ``1e-4`` needs no quotes because it is a string there; read back under YAML 1.2 it would
-be a float. Strings are quoted wherever the core schema would read them as something else.
+be a float. Strings are quoted wherever the core schema would read them as something else, and
+in quotes every character that is not printable is escaped: each format refuses some control
+characters raw, and YAML folds line breaks such as U+0085 into spaces.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import math
 import re
 
+from ._bounds import not_unicode
 from ._scalars import resolve_plain
 
 TYPE_CHECKING = False
@@ -23,10 +26,23 @@ DUMP_FORMATS = ("json", "toml", "yaml")
 _TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 # A plain YAML scalar may not start with an indicator, nor hold `: ` or ` #`.
 _YAML_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+# YAML reads a key longer than 1024 characters only as an explicit key (`? key`).
+_YAML_LONGEST_KEY = 1024
+# The escapes that YAML's and TOML's double-quoted strings share, for the characters they name;
+# any other character that is not printable is written by its code (`\u0085`, `\U000e0001`).
+_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
 
 
 class DumpError(ValueError):
-    """A config that the chosen format cannot hold (``None`` in TOML)."""
+    """A config that the chosen format cannot hold (``None`` in TOML, NaN in JSON)."""
 
 
 def dump_config(
@@ -45,9 +61,14 @@ def dump_config(
         The text, ending with a newline.
 
     Raises:
-        DumpError: A value is None and the format is TOML (TOML has no null).
+        DumpError: The format cannot hold a value: None in TOML (which has no null), NaN or an
+            infinity in JSON (which has neither), a key or str that is not Unicode text (a lone
+            surrogate) in any.
         ValueError: ``file_format`` is not one of `DUMP_FORMATS`.
     """
+    if file_format not in DUMP_FORMATS:
+        raise ValueError(f"unknown format {file_format!r}; use one of {', '.join(DUMP_FORMATS)}")
+    _check_writable(cfg, file_format)
     if file_format == "json":
         data = cfg if origins is None else _with_origins(cfg, (), origins)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -55,11 +76,44 @@ def dump_config(
         lines: list[str] = []
         _toml_table(lines, (), cfg, origins)
         return "\n".join(lines).lstrip("\n") + "\n"
-    if file_format == "yaml":
-        lines = []
-        _yaml_block(lines, 0, (), cfg, origins)
-        return "\n".join(lines) + "\n"
-    raise ValueError(f"unknown format {file_format!r}; use one of {', '.join(DUMP_FORMATS)}")
+    lines = []
+    _yaml_block(lines, 0, (), cfg, origins)
+    return "\n".join(lines) + "\n"
+
+
+def _check_writable(cfg: Mapping[str, object], file_format: str) -> None:
+    """Refuse the first value, in the config's order, that ``file_format`` cannot hold."""
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), cfg)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key in value:
+                problem = not_unicode(str(key))
+                if problem is not None:
+                    raise DumpError(f"a key of {_dotted(path) or 'the top level'!r}: {problem}")
+            stack.extend(((*path, key), item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*path, index), value[index]) for index in reversed(range(len(value))))
+        else:
+            problem = _unwritable(_dotted(path), value, file_format)
+            if problem is not None:
+                raise DumpError(problem)
+
+
+def _unwritable(dotted: str, value: object, file_format: str) -> str | None:
+    """Say why ``file_format`` cannot hold the value at ``dotted``, or None when it can."""
+    if value is None and file_format == "toml":
+        return (
+            f"{dotted!r} is null, and TOML has no null; remove it, or write the config as json "
+            "or yaml"
+        )
+    if isinstance(value, float) and not math.isfinite(value) and file_format == "json":
+        return (
+            f"{dotted!r} is {value!r}, and JSON has no NaN or Infinity; write the config as yaml "
+            "or toml, which have them"
+        )
+    problem = not_unicode(value) if isinstance(value, str) else None
+    return None if problem is None else f"{dotted!r}: {problem}"
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:
@@ -103,7 +157,13 @@ def _yaml_block(
     entries = value.items() if isinstance(value, dict) else enumerate(value)  # type: ignore[arg-type]
     for position, (key, item) in enumerate(entries):
         lead = pad if position or first_prefix is None else first_prefix
-        head = f"{lead}- " if isinstance(value, list) else f"{lead}{_yaml_str(str(key))}:"
+        if isinstance(value, list):
+            head = f"{lead}- "
+        else:
+            written = _yaml_str(str(key))
+            # An explicit key, then its value on the next line, under the `?`.
+            long = len(written) > _YAML_LONGEST_KEY
+            head = f"{lead}? {written}\n{pad}:" if long else f"{lead}{written}:"
         here = (*path, key)
         if _is_leaf(item):
             space = "" if isinstance(value, list) else " "
@@ -158,9 +218,27 @@ def _yaml_str(text: str) -> str:
         and " #" not in text
         and not text.endswith(":")
         and text.isprintable()
+        and text != "<<"  # a merge key
         and resolve_plain(text) == text
     )
-    return text if plain else json.dumps(text, ensure_ascii=False)
+    return text if plain else _quoted(text)
+
+
+def _quoted(text: str) -> str:
+    """A double-quoted string that YAML 1.2 and TOML both read back as ``text``."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    parts = ['"']
+    for char in text:
+        if char in _SHORT_ESCAPES:
+            parts.append(_SHORT_ESCAPES[char])
+        elif char.isprintable():
+            parts.append(char)
+        else:
+            code = ord(char)
+            parts.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    parts.append('"')
+    return "".join(parts)
 
 
 # --- TOML -------------------------------------------------------------------------------------
@@ -187,11 +265,11 @@ def _toml_table(
         elif isinstance(value, list) and value and origins is not None:
             lines.append(f"{_toml_key(key)} = [")
             for index, item in enumerate(value):
-                text = _toml_value(item, (*here, index))
+                text = _toml_value(item)
                 lines.append(f"  {text},{_inline_comment((*here, index), item, origins)}")
             lines.append("]")
         else:
-            lines.append(f"{_toml_key(key)} = {_toml_value(value, here)}{_comment(here, origins)}")
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}{_comment(here, origins)}")
     for key, value in tables:
         _toml_table(lines, (*path, key), value, origins, f"[{_toml_header((*path, key))}]")
     for key, items in arrays:
@@ -215,25 +293,18 @@ def _inline_comment(path: tuple[str | int, ...], value: object, origins: Mapping
 
 
 def _toml_key(key: str) -> str:
-    return key if _TOML_BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+    return key if _TOML_BARE_KEY.match(key) else _quoted(key)
 
 
-def _toml_value(value: object, path: tuple[str | int, ...]) -> str:
-    if value is None:
-        raise DumpError(
-            f"{_dotted(path)!r} is null, and TOML has no null; remove it, or write the config "
-            "as json or yaml"
-        )
+def _toml_value(value: object) -> str:
     number = _number_text(value, special_prefix="")
     if number is not None:
         return number
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _quoted(value)
     if isinstance(value, dict):
-        inner = ", ".join(
-            f"{_toml_key(k)} = {_toml_value(v, (*path, k))}" for k, v in value.items()
-        )
+        inner = ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
         return f"{{{inner}}}" if inner else "{}"
     if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v, (*path, i)) for i, v in enumerate(value)) + "]"
-    return json.dumps(str(value), ensure_ascii=False)
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return _quoted(str(value))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bounds import MAX_DEPTH, too_deep
 from ._scalars import resolve_plain
 
 if TYPE_CHECKING:
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FlowError", "parse_flow_value"]
 
-_MAX_DEPTH = 100
 _ESCAPES = {
     "0": "\0",
     "a": "\a",
@@ -94,12 +94,13 @@ class _Parser:
             self.pos += 1
 
     def value(self, depth: int) -> object:
-        if depth > _MAX_DEPTH:
-            self.fail(f"collections nest deeper than {_MAX_DEPTH} levels")
+        """The value at ``pos``: ``depth`` levels of collections below the top one."""
         self.skip_spaces()
         if self.at_end():
             self.fail("a value is missing")
         char = self.text[self.pos]
+        if char in "[{" and depth > MAX_DEPTH:
+            self.fail(too_deep("the value"))
         if char == "[":
             return self.sequence(depth)
         if char == "{":
@@ -146,6 +147,8 @@ class _Parser:
                 self.skip_spaces()
                 if self.at_end() or self.text[self.pos] not in ",}":
                     value = self.value(depth + 1)
+            if key in table:
+                self.fail(f"the key {key!r} appears twice in the mapping; keys are unique")
             table[key] = value
             self.skip_spaces()
             self.separator("}")
@@ -212,6 +215,11 @@ class _Parser:
         digits = self.text[self.pos + 1 : self.pos + 1 + width] if width else ""
         hexadecimal = width is not None and len(digits) == width
         hexadecimal = hexadecimal and all(c in "0123456789abcdefABCDEF" for c in digits)
+        if hexadecimal and 0xD800 <= int(digits, 16) <= 0xDFFF:  # as libyaml refuses it
+            self.fail(
+                f"the escape '\\{code}{digits}' is half of a UTF-16 surrogate pair, not a "
+                "character; write the character itself, or \\U and its 8 hex digits"
+            )
         if hexadecimal and int(digits, 16) <= 0x10FFFF:
             self.pos += 1 + (width or 0)
             return chr(int(digits, 16))

@@ -6,8 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from ._errors import ConfigError
-from ._files import read_file, read_tree
-from ._scalars import BASE_REFERENCE
+from ._files import read_file, read_tree, why_unreadable
+from ._scalars import BASE_REFERENCE, NOT_A_REFERENCE, REFERENCE_LIKE
 from ._tree import (
     PathProblem,
     Table,
@@ -15,6 +15,7 @@ from ._tree import (
     descend,
     index_of,
     leaf_value,
+    line_of,
     missing_key,
     origin_of,
     shallow_copy,
@@ -22,28 +23,32 @@ from ._tree import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any, TypeAlias
+    from typing import Any, NoReturn, TypeAlias
 
     # The files a composed tree was made of, with their content.
     Fingerprint: TypeAlias = tuple[tuple[str, bytes], ...]
 
-__all__ = ["BASE_KEY", "DELETE_KEY", "compose"]
+__all__ = ["BASE_KEY", "DELETE_KEY", "MAX_LEVELS", "compose"]
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
 
 
 # A file's composed tree, by the file's name as given and the form (plain data or not): (the
-# content of the file and of each base it was composed from, the tree). The bases of a config
+# content of the file and of each base it was composed from, the tree, the longest chain of
+# bases under the file, so that a hit still counts its levels). The bases of a config
 # tree are shared by many configs: loading mmdetection's 666 configs one after the other composes
 # their bases 3,668 times, and ast.parse alone then takes about as long as the whole pass should.
 # A hit is checked against the content of every file involved, so an edited file is composed
 # again. Composed trees share their bases' nodes and are never changed: a merge copies the
 # mappings it merges into.
-_COMPOSED: dict[tuple[str, bool], tuple[Fingerprint, Any]] = {}
+_COMPOSED: dict[tuple[str, bool], tuple[Fingerprint, Any, tuple[str, ...]]] = {}
 _COMPOSED_MAX = 1024
-# Deeper than this, a chain of bases is taken for a cycle that paths alone do not show (links).
-_MAX_CHAIN = 64
+# The most levels of _base_ under the file loaded, cached or not. Real configs use a handful.
+# Each level is two nested calls, and the file at the bottom still parses and merges nested
+# data: 100 levels keep a load well inside Python's recursion limit (1000). The bound also ends
+# a chain that paths never show to be a cycle (a folder linked into itself: ever longer paths).
+MAX_LEVELS = 100
 _MISSING = object()
 
 
@@ -61,13 +66,14 @@ def compose(filename: str, *, plain: bool = False) -> Any:
         the value it names. It may share nodes with other loads: copy it before changing it.
 
     Raises:
-        ConfigError: A file cannot be read or parsed, a ``_base_`` is malformed or missing, two
-            bases define the same top-level key, the bases form a cycle, a ``_delete_`` is not a
-            bool, or a reference names no value of the bases.
-        OSError: ``filename`` itself cannot be opened.
+        ConfigError: A file cannot be opened, read or parsed, a ``_base_`` is malformed or
+            missing, two bases define the same top-level key, the bases form a cycle, a
+            ``_delete_`` is not a bool, or a reference names no value of the bases.
     """
     try:
-        tree, _ = _compose(filename, (), plain)
+        tree, _, _ = _compose(filename, (), plain)
+    except OSError as exc:  # the file itself: a base's is reported by the file naming it
+        raise ConfigError(filename, f"cannot read the config file: {why_unreadable(exc)}") from None
     except ConfigError as exc:
         if not plain or exc.line is not None:
             raise
@@ -80,17 +86,24 @@ def compose(filename: str, *, plain: bool = False) -> Any:
     raise problem
 
 
-def _compose(filename: str, chain: tuple[str, ...], plain: bool) -> tuple[Any, Fingerprint]:
-    """Compose ``filename``, which the files of ``chain`` inherit; say what it was made of."""
+def _compose(
+    filename: str, chain: tuple[str, ...], plain: bool
+) -> tuple[Any, Fingerprint, tuple[str, ...]]:
+    """Compose ``filename``, which the files of ``chain`` inherit.
+
+    Returns:
+        The tree, the files it was made of with their content, and the longest chain of bases
+        under ``filename`` (its base first; empty for a file without one).
+    """
     kind, data = read_file(filename)
     cached = _COMPOSED.get((filename, plain))
     if cached is not None and cached[0][0][1] == data and _unchanged(cached[0][1:]):
-        return cached[1], cached[0]
-    tree, fingerprint = _compose_anew(filename, kind, data, chain, plain)
+        return cached[1], cached[0], cached[2]
+    tree, fingerprint, below = _compose_anew(filename, kind, data, chain, plain)
     if len(_COMPOSED) >= _COMPOSED_MAX:
         del _COMPOSED[next(iter(_COMPOSED))]  # the oldest
-    _COMPOSED[filename, plain] = fingerprint, tree
-    return tree, fingerprint
+    _COMPOSED[filename, plain] = fingerprint, tree, below
+    return tree, fingerprint, below
 
 
 def _unchanged(fingerprint: Fingerprint) -> bool:
@@ -105,34 +118,41 @@ def _unchanged(fingerprint: Fingerprint) -> bool:
 
 def _compose_anew(
     filename: str, kind: str, data: bytes, chain: tuple[str, ...], plain: bool
-) -> tuple[Any, Fingerprint]:
+) -> tuple[Any, Fingerprint, tuple[str, ...]]:
     tree = read_tree(filename, kind, data, plain=plain)
     fingerprint: Fingerprint = ((filename, data),)
+    deepest: tuple[str, ...] = ()
     base_node = tree.pop(BASE_KEY, _MISSING)
     replacing: set[int] = set()
     prepare = _may_hold_markers(kind, data)
     if base_node is _MISSING:
         if prepare:
             _prepare(filename, tree, None, replacing)  # a reference is refused: no bases
-        return tree, fingerprint
+        return tree, fingerprint, deepest
     merged = {} if plain else Table(tree.origin)
     owners: dict[str, str] = {}
-    chain = (*chain, filename)
+    chain = (*chain, filename)  # a base of this file is at level len(chain) of the load
     above = {os.path.abspath(name) for name in chain}
     for name, origin in _base_names(filename, base_node):
         path = os.path.normpath(os.path.join(os.path.dirname(filename), name))
-        if os.path.abspath(path) in above or len(chain) >= _MAX_CHAIN:
-            cycle = " -> ".join([*chain, path])
-            raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", _line(origin))
+        if os.path.abspath(path) in above:
+            cycle = _chain_text([*chain, path])
+            raise ConfigError(filename, f"the _base_ files form a cycle: {cycle}", line_of(origin))
+        if len(chain) > MAX_LEVELS:  # before reading it: a chain of links never ends
+            _too_many_levels((*chain, path))
         try:
-            base, used = _compose(path, chain, plain)
+            base, used, below = _compose(path, chain, plain)
         except OSError as exc:
             raise ConfigError(
                 filename,
-                f"cannot read its base {name!r} ({path}): {exc.strerror or exc}; a _base_ path "
+                f"cannot read its base {name!r} ({path}): {why_unreadable(exc)}; a _base_ path "
                 "is relative to the file that names it",
-                _line(origin),
+                line_of(origin),
             ) from None
+        if len(chain) + len(below) > MAX_LEVELS:  # a composed base kept from an earlier load
+            _too_many_levels((*chain, path, *below))
+        if len(below) >= len(deepest):
+            deepest = (path, *below)
         fingerprint += used
         for key, value in base.items():
             if key in owners:
@@ -145,7 +165,29 @@ def _compose_anew(
             merged[key] = value
     if prepare:
         _prepare(filename, tree, merged, replacing)
-    return _merge(merged, tree, replacing), fingerprint
+    return _merge(merged, tree, replacing), fingerprint, deepest
+
+
+def _too_many_levels(chain: tuple[str, ...]) -> NoReturn:
+    """Refuse a chain of bases deeper than `MAX_LEVELS`, naming the file loaded (``chain[0]``).
+
+    The message names the chain from that file to the first base past the bound, whatever part
+    of it an earlier load kept composed: it does not depend on what the process loaded before.
+    """
+    chain = chain[: MAX_LEVELS + 2]
+    raise ConfigError(
+        chain[0],
+        f"more than {MAX_LEVELS} levels of _base_: {_chain_text(chain)}; a config inherits "
+        f"through {MAX_LEVELS} at most (merge some of these files, or unlink a folder linked "
+        "into itself)",
+    )
+
+
+def _chain_text(paths: list[str] | tuple[str, ...]) -> str:
+    """Files that inherit each other, joined by arrows; a long chain keeps its two ends."""
+    if len(paths) > 12:
+        paths = [*paths[:5], f"... {len(paths) - 10} more ...", *paths[-5:]]
+    return " -> ".join(paths)
 
 
 def _may_hold_markers(kind: str, data: bytes) -> bool:
@@ -170,7 +212,7 @@ def _base_names(filename: str, node: object) -> list[tuple[str, str | None]]:
                 filename,
                 "_base_ must be a path or a list of paths (strings) to the config files this "
                 "one inherits, relative to this file",
-                _line(origin_of(entry)),
+                line_of(origin_of(entry)),
             )
         names.append((value, origin_of(entry)))
     return names
@@ -234,7 +276,7 @@ def _pop_delete(filename: str, table: dict[str, Any]) -> bool:
             filename,
             f"_delete_ must be true or false, not {shown!r} (true replaces the base's mapping "
             "instead of merging into it)",
-            _line(origin_of(flag)),
+            line_of(origin_of(flag)),
         )
     return value
 
@@ -251,12 +293,12 @@ def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | Non
     except PathProblem as exc:
         problem = str(exc)
     raise ConfigError(
-        filename, f"{{{{_base_.{dotted}}}}} names no value of its bases: {problem}", _line(origin)
+        filename, f"{{{{_base_.{dotted}}}}} names no value of its bases: {problem}", line_of(origin)
     )
 
 
 def _check_no_reference(filename: str, value: str, origin: str | None) -> None:
-    """Refuse a ``{{_base_...}}`` that cannot be replaced: no bases, or inside a longer string."""
+    """Refuse a ``{{_base_...}}`` that cannot be replaced: no bases, inside a string, malformed."""
     if BASE_REFERENCE.search(value):
         whole = BASE_REFERENCE.fullmatch(value.strip()) is not None
         problem = (
@@ -264,12 +306,6 @@ def _check_no_reference(filename: str, value: str, origin: str | None) -> None:
             if whole
             else "a reference must be the whole value (it stands for a value of any type)"
         )
-        raise ConfigError(filename, f"cannot replace {value!r}: {problem}", _line(origin))
-
-
-def _line(origin: str | None) -> int | None:
-    """The line of an origin ``'file:line'``; None for an origin without one, or none."""
-    if origin is None:
-        return None
-    head, _, tail = origin.rpartition(":")
-    return int(tail) if head and tail.isdigit() else None
+        raise ConfigError(filename, f"cannot replace {value!r}: {problem}", line_of(origin))
+    if REFERENCE_LIKE.search(value):
+        raise ConfigError(filename, f"{value!r} {NOT_A_REFERENCE}", line_of(origin))

@@ -45,10 +45,10 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
         None).
 
     Raises:
-        ConfigError: A file's extension is not supported, it is not UTF-8, its syntax is wrong,
-            its top level is not a mapping, it holds no settings, its inheritance is wrong (a
-            missing base, a key from two bases, a cycle), or an override does not fit.
-        OSError: The file cannot be opened (missing, a directory, no permission).
+        ConfigError: A file cannot be opened (missing, a directory, no permission), its
+            extension is not supported, it is not UTF-8, its syntax is wrong, its top level is
+            not a mapping, it holds no settings, its inheritance is wrong (a missing base, a
+            key from two bases, a cycle), or an override does not fit.
         TypeError: ``overrides`` is a str or holds something that is not a str.
     """
     return _resolve(path, overrides, plain=True)
@@ -70,7 +70,6 @@ def config_origins(path: str | os.PathLike[str], overrides: Iterable[str] = ()) 
 
     Raises:
         ConfigError: As `load_config`.
-        OSError: As `load_config`.
         TypeError: As `load_config`.
     """
     from ._tree import origins_of

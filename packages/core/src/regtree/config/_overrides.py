@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._flow import FlowError, parse_flow_value
+from ._inherit import BASE_KEY, DELETE_KEY
 from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
 if TYPE_CHECKING:
@@ -54,6 +56,9 @@ def apply_overrides(
     for text in overrides:
         if not isinstance(text, str):
             raise TypeError(f"an override is a str such as 'optimizer.lr=0.1', got {text!r}")
+        problem = not_unicode(text)  # a command line's bytes that are not UTF-8, say
+        if problem is not None:
+            raise OverrideProblem(f"override {text!r}: the text {problem}")
         try:
             apply_override(tree, text, fresh, plain=plain)
         except (PathProblem, FlowError) as exc:
@@ -101,7 +106,7 @@ def apply_override(
         raise PathProblem(missing_key(tree, dotted) + add)
     if operator == "~":
         present = to_plain(current)
-        if value is not _MISSING and present != value:
+        if value is not _MISSING and not _same_value(present, value):
             raise PathProblem(f"{dotted!r} is {present!r}, not {value!r}, so it is not deleted")
         if isinstance(parent, list):
             del parent[index]
@@ -116,6 +121,26 @@ def apply_override(
             parent[index] = node
     else:
         parent[last] = node
+
+
+def _same_value(present: object, given: object) -> bool:
+    """Whether ``~path=value``'s value is the one the config holds, kind for kind.
+
+    A bool is not a number (``true`` is not ``1``, as it is to Python's ``==``); two numbers are
+    the same when equal (``1.0`` is ``1``: YAML and TOML tell them apart only by the dot), NaN
+    included; lists and mappings compare item by item.
+    """
+    if isinstance(present, bool) or isinstance(given, bool):
+        return present is given
+    if isinstance(present, int | float) and isinstance(given, int | float):
+        return present == given or (present != present and given != given)  # both NaN
+    if isinstance(present, list) and isinstance(given, list):
+        return len(present) == len(given) and all(map(_same_value, present, given))
+    if isinstance(present, dict) and isinstance(given, dict):
+        return present.keys() == given.keys() and all(
+            _same_value(item, given[key]) for key, item in present.items()
+        )
+    return type(present) is type(given) and present == given
 
 
 def _new_table(parent: Table) -> Table:
@@ -140,5 +165,34 @@ def _parse(text: str) -> tuple[str, str, list[str], object]:
     parts = path.split(".")
     if not path or "" in parts:
         raise PathProblem(f"the path {path!r} has an empty key; {_GRAMMAR}")
-    value = parse_flow_value(value_text) if equals else _MISSING
+    if len(parts) > MAX_DEPTH:
+        raise PathProblem(too_deep("the path"))
+    _check_no_marker(parts)
+    value = _without_delete(parse_flow_value(value_text)) if equals else _MISSING
     return operator, path, parts, value
+
+
+def _check_no_marker(parts: list[str]) -> None:
+    """Refuse a path to ``_base_`` or through ``_delete_``: markers of files, never config data."""
+    if parts[0] == BASE_KEY:
+        raise PathProblem(
+            "_base_ is not part of the merged config: bases are set in the config file "
+            "(_base_: [base.yaml, ...]), and an override changes the config they give"
+        )
+    if DELETE_KEY in parts:
+        raise PathProblem(
+            "'_delete_' marks a mapping in a file that replaces its base's, and is never part "
+            "of the config; an override replaces anyway (path={...} replaces the mapping whole)"
+        )
+
+
+def _without_delete(value: object) -> object:
+    """An override's value without ``_delete_`` keys: an override replaces whatever it sets."""
+    if isinstance(value, dict):
+        value.pop(DELETE_KEY, None)
+        for item in value.values():
+            _without_delete(item)
+    elif isinstance(value, list):
+        for item in value:
+            _without_delete(item)
+    return value

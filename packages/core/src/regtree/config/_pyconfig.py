@@ -5,7 +5,9 @@ evaluated here, node by node, over plain data. What an OpenMMLab config is made 
 ``dict(...)``, lists, names assigned above, ``data_root + '...'``, comprehensions, a few pure
 builtins and methods of the values) is understood; anything else (an import, another call or
 attribute, ``def``, ``lambda``...) is refused with its line, because only running the file could
-give its value. Results are bounded, so a small file cannot ask for a huge value.
+give its value. Results are bounded, so a small file cannot ask for a huge value. Values follow
+Python's own rules while they are evaluated (a tuple is a tuple: ``str((1, 2))`` is
+``'(1, 2)'``), and become config data (tuples as lists) as they leave the evaluator.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from typing import TYPE_CHECKING
 
 # Imported with the reader, not when an error is written: loading a config imports nothing.
 from ..naming import closest
+from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._errors import ConfigError
-from ._scalars import BASE_REFERENCE
-from ._tree import Items, Leaf, Table, copy_containers, from_plain, to_plain
+from ._scalars import BASE_REFERENCE, NOT_A_REFERENCE, REFERENCE_LIKE
+from ._tree import Items, Leaf, Table, copy_containers, line_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence, Sized
-    from typing import Any
+    from typing import Any, TypeGuard
 
     from ._tree import Node
 
@@ -54,7 +57,7 @@ _PURE_BUILTINS: dict[str, Callable[..., object]] = {
     "str": str,
     "bool": bool,
     "list": list,
-    "tuple": list,  # tuples are read as lists
+    "tuple": tuple,
     "dict": dict,
     "zip": zip,
     "enumerate": enumerate,
@@ -64,6 +67,7 @@ _PURE_BUILTINS: dict[str, Callable[..., object]] = {
 _METHODS: dict[type, frozenset[str]] = {
     dict: frozenset({"copy", "get", "keys", "values", "items", "update"}),
     list: frozenset({"copy", "append", "extend", "index"}),
+    tuple: frozenset({"index"}),
     str: frozenset(
         {
             "format",
@@ -120,6 +124,17 @@ _STATEMENTS: dict[type[ast.AST], str] = {
     ast.Return: "a 'return' statement",
     ast.Match: "a 'match' statement",
 }
+
+
+class _Tuple(Items):
+    """A tuple while a config is evaluated: a list of nodes that Python's rules for tuples govern.
+
+    ``str((1333, 800))`` is ``'(1333, 800)'``, ``(1, 2) == [1, 2]`` is False and ``endswith``
+    takes a tuple, as in mmcv, which runs the file; a config holds lists, so each tuple becomes
+    one as it leaves the evaluator (`_Result`). It cannot be changed in place.
+    """
+
+    __slots__ = ()
 
 
 class _Refused(Exception):
@@ -207,11 +222,10 @@ class _Evaluator:
         for statement in module.body:
             self.statement(statement)
         table = Table(self.filename)
-        budget = [_MAX_NODES]
-        seen: set[int] = set()
+        result = _Result(self.filename)
         for name, value in self.names.items():
             if not name.startswith("__"):
-                table[name] = _unshared(value, seen, budget, self.filename)
+                table[name] = result.value(name, value)
         return table
 
     def statement(self, statement: ast.stmt) -> None:
@@ -224,10 +238,14 @@ class _Evaluator:
         elif isinstance(statement, ast.AugAssign):
             current = self.expr(_as_load(statement.target), self.names)
             operand = self.expr(statement.value, self.names)
-            value = self.binary(statement, statement.op, current, operand)
-            if isinstance(current, Items) and isinstance(statement.op, ast.Add):
-                current[:] = value  # type: ignore[assignment]  # `x += [...]` extends x itself
+            if _is_list(current) and isinstance(statement.op, ast.Add):
+                # `x += ...` extends the list x itself, by any iterable, as list.__iadd__ does.
+                extension = self.iterable(statement.value, operand)
+                _check_size(statement, len(current) + len(extension), "list")
+                current.extend(extension)
                 value = current
+            else:
+                value = self.binary(statement, statement.op, current, operand)
             self.assign(statement.target, value, self.names)
         elif isinstance(statement, ast.Expr):
             if isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
@@ -245,6 +263,13 @@ class _Evaluator:
         if isinstance(target, ast.Name):
             names[target.id] = value
         elif isinstance(target, ast.Tuple | ast.List):
+            if any(isinstance(part, ast.Starred) for part in target.elts):
+                raise _Invalid(
+                    target,
+                    f"a starred assignment ('{_source(target).strip('()')} = ...') is not "
+                    "supported; unpack "
+                    "into one name per item, or take a slice (rest = items[1:])",
+                )
             if not isinstance(value, Items) or len(value) != len(target.elts):
                 raise _Invalid(
                     target,
@@ -257,8 +282,14 @@ class _Evaluator:
             key = self.expr(target.slice, names)
             if isinstance(container, Table) and isinstance(key, Leaf):
                 container[self.key(target.slice, key)] = value
-            elif isinstance(container, Items) and isinstance(key, Leaf):
+            elif _is_list(container) and isinstance(key, Leaf):
                 container[self.index(target, container, key)] = value
+            elif isinstance(container, _Tuple):
+                raise _Invalid(
+                    target,
+                    f"cannot assign an item of {_show(container)}: a tuple cannot be changed "
+                    "(write a list, [...], to change it)",
+                )
             else:
                 raise _Invalid(target, f"cannot assign an item of {_show(container)}")
         else:
@@ -272,6 +303,8 @@ class _Evaluator:
             raise _Invalid(node, f"evaluating the config takes more than {_MAX_STEPS:,} steps")
         method = _EXPRESSIONS.get(type(node))
         if method is None:
+            if isinstance(node, ast.Set) and REFERENCE_LIKE.match(_source(node)):
+                raise _Invalid(node, f"{_source(node)!r} {NOT_A_REFERENCE}")  # `{{_base_.l[0]}}`
             raise _Refused(node, _describe_expression(node))
         result: Node = method(self, node, names)
         return result
@@ -286,7 +319,7 @@ class _Evaluator:
     def leaf(self, node: ast.AST, value: object) -> Node:
         """Wrap a computed value, checking the bounds."""
         _check_bounds(node, value)
-        return from_plain(value, self.origin(node))
+        return _to_node(value, self.origin(node))
 
     def expr_Constant(self, node: ast.Constant, names: Mapping[str, Node]) -> Node:
         value = node.value
@@ -295,7 +328,7 @@ class _Evaluator:
         if isinstance(value, str):
             if "__regtree_base_reference_" in value:
                 value = self.restore(value)
-            _check_length(node, value)
+            _check_text(node, value)
         elif isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:
             raise _Invalid(node, f"the int {value!r} is beyond 2**63 in magnitude")
         return Leaf(value, self.origin(node))
@@ -331,7 +364,7 @@ class _Evaluator:
         return table
 
     def expr_List(self, node: ast.List | ast.Tuple, names: Mapping[str, Node]) -> Node:
-        items = Items(self.origin(node))
+        items = (_Tuple if isinstance(node, ast.Tuple) else Items)(self.origin(node))
         for element in node.elts:
             if isinstance(element, ast.Starred):
                 items.extend(self.iterable(element, self.expr(element.value, names)))
@@ -351,7 +384,7 @@ class _Evaluator:
             ]
             chosen = slice(*parts)
             if isinstance(container, Items):
-                items = Items(self.origin(node))
+                items = type(container)(self.origin(node))  # a tuple's slice is a tuple
                 items.extend(self.sliced(node, container, chosen))
                 return items
             if isinstance(container, Leaf) and isinstance(container.value, str):
@@ -386,15 +419,15 @@ class _Evaluator:
             ) from None
 
     def expr_IfExp(self, node: ast.IfExp, names: Mapping[str, Node]) -> Node:
-        test = to_plain(self.expr(node.test, names))
+        test = _truth(self.expr(node.test, names))
         return self.expr(node.body if test else node.orelse, names)
 
     def expr_UnaryOp(self, node: ast.UnaryOp, names: Mapping[str, Node]) -> Node:
-        operand = to_plain(self.expr(node.operand, names))
+        operand = _python(self.expr(node.operand, names))
         if isinstance(node.op, ast.Not):
             return self.leaf(node, not operand)
         if isinstance(node.op, ast.UAdd | ast.USub) and _is_number(operand):
-            value = operand if isinstance(node.op, ast.UAdd) else -operand  # type: ignore[operator]
+            value = operand if isinstance(node.op, ast.UAdd) else -operand
             return self.leaf(node, value)
         symbol = {ast.UAdd: "+", ast.USub: "-", ast.Invert: "~"}[type(node.op)]
         if isinstance(node.op, ast.Invert):
@@ -404,16 +437,16 @@ class _Evaluator:
     def expr_BoolOp(self, node: ast.BoolOp, names: Mapping[str, Node]) -> Node:
         result = self.expr(node.values[0], names)
         for value_node in node.values[1:]:
-            truth = bool(to_plain(result))
+            truth = _truth(result)
             if truth if isinstance(node.op, ast.Or) else not truth:
                 return result
             result = self.expr(value_node, names)
         return result
 
     def expr_Compare(self, node: ast.Compare, names: Mapping[str, Node]) -> Node:
-        left = to_plain(self.expr(node.left, names))
+        left = _python(self.expr(node.left, names))
         for operator, right_node in zip(node.ops, node.comparators, strict=True):
-            right = to_plain(self.expr(right_node, names))
+            right = _python(self.expr(right_node, names))
             if isinstance(operator, ast.Is | ast.IsNot) and not (left is None or right is None):
                 # `is` between two computed values depends on object identity: only `is None`.
                 raise _Refused(node, "'is' between two values other than None")
@@ -435,9 +468,9 @@ class _Evaluator:
         symbol = _BINARY.get(type(operator))
         if symbol is None:
             raise _Refused(node, f"the operator {_operator_text(operator)!r}")
-        a, b = to_plain(left), to_plain(right)
+        a, b = _python(left), _python(right)
         if _is_number(a) and _is_number(b):
-            if symbol == "**" and b > MAX_EXPONENT:  # type: ignore[operator]
+            if symbol == "**" and b > MAX_EXPONENT:
                 raise _Invalid(node, f"the exponent {b!r} is above {MAX_EXPONENT}")
             try:
                 value = _arithmetic(symbol, a, b)
@@ -445,19 +478,19 @@ class _Evaluator:
                 raise _Invalid(node, f"{_show_plain(a)} {symbol} {_show_plain(b)}: {exc}") from None
             return self.leaf(node, value)
         if symbol == "+" and type(a) is type(b) and isinstance(a, str):
-            _check_size(node, len(a) + len(b), "str")  # type: ignore[arg-type]
-            return self.leaf(node, a + b)  # type: ignore[operator]
-        if symbol == "+" and isinstance(left, Items) and isinstance(right, Items):
-            _check_size(node, len(left) + len(right), "list")
-            items = Items(self.origin(node))
+            _check_size(node, len(a) + len(b), "str")
+            return self.leaf(node, a + b)
+        if symbol == "+" and isinstance(left, Items) and type(left) is type(right):
+            _check_size(node, len(left) + len(right), _kind(left))
+            items = type(left)(self.origin(node))
             items.extend([*left, *right])
             return items
         if symbol == "*":
             sequence, count = (left, b) if isinstance(b, int) else (right, a)
             if isinstance(count, int) and not isinstance(count, bool):
                 if isinstance(sequence, Items):
-                    _check_size(node, len(sequence) * max(count, 0), "list")
-                    items = Items(self.origin(node))
+                    _check_size(node, len(sequence) * max(count, 0), _kind(sequence))
+                    items = type(sequence)(self.origin(node))
                     items.extend(list(sequence) * count)
                     return items
                 if isinstance(sequence, Leaf) and isinstance(sequence.value, str):
@@ -466,7 +499,8 @@ class _Evaluator:
         raise _Invalid(
             node,
             f"the operator {symbol!r} is not defined for {_show_plain(a)} and {_show_plain(b)} "
-            "here (numbers take + - * / // % **; str and lists take + and * by an int)",
+            "here (numbers take + - * / // % **; str, lists and tuples take + of their own kind "
+            "and * by an int)",
         )
 
     def expr_JoinedStr(self, node: ast.JoinedStr, names: Mapping[str, Node]) -> Node:
@@ -478,7 +512,7 @@ class _Evaluator:
                 parts.append(self.restore(str(value.value)))
                 continue
             assert isinstance(value, ast.FormattedValue)
-            plain = to_plain(self.expr(value.value, names))
+            plain = _python(self.expr(value.value, names))
             if value.conversion == ord("r"):
                 plain = repr(plain)
             elif value.conversion == ord("s"):
@@ -487,7 +521,7 @@ class _Evaluator:
                 plain = ascii(plain)
             spec = ""
             if value.format_spec is not None:
-                spec = to_plain(self.expr(value.format_spec, names))  # type: ignore[assignment]
+                spec = _python(self.expr(value.format_spec, names))
             parts.append(formatter.formatted(value, plain, spec))
         return self.leaf(node, "".join(parts))
 
@@ -526,7 +560,7 @@ class _Evaluator:
             if self.steps > _MAX_STEPS:
                 raise _Invalid(node, f"evaluating the config takes more than {_MAX_STEPS:,} steps")
             self.assign(generator.target, item, scope)
-            if all(to_plain(self.expr(test, scope)) for test in generator.ifs):
+            if all(_truth(self.expr(test, scope)) for test in generator.ifs):
                 if depth + 1 == len(generators):
                     yield scope
                 else:
@@ -549,17 +583,17 @@ class _Evaluator:
         args: list[object] = []
         for argument in node.args:
             if isinstance(argument, ast.Starred):
-                spread = to_plain(self.expr(argument.value, names))
-                if not isinstance(spread, list | str | dict):
+                spread = _python(self.expr(argument.value, names))
+                if not isinstance(spread, list | tuple | str | dict):
                     raise _Invalid(argument, f"'*' needs a list, got {_show_plain(spread)}")
                 args.extend(spread)
             else:
-                args.append(to_plain(self.expr(argument, names)))
+                args.append(_python(self.expr(argument, names)))
         kwargs: dict[str, object] = {}
         for keyword in node.keywords:
             if keyword.arg is None:
                 raise _Refused(node, f"'**' in a call of {name!r}")
-            kwargs[keyword.arg] = to_plain(self.expr(keyword.value, names))
+            kwargs[keyword.arg] = _python(self.expr(keyword.value, names))
         if name == "range":
             try:
                 span = range(*args, **kwargs)  # type: ignore[call-overload]
@@ -576,7 +610,7 @@ class _Evaluator:
         except (TypeError, ValueError, ArithmeticError) as exc:
             raise _Invalid(node, f"{name}(): {exc}") from None
         if isinstance(value, Iterator):  # zip, enumerate, reversed of a list, a str or a range
-            value = [list(entry) if isinstance(entry, tuple) else entry for entry in value]
+            value = list(value)
         return self.leaf(node, value)
 
     def call_dict(self, node: ast.Call, names: Mapping[str, Node]) -> Node:
@@ -590,8 +624,14 @@ class _Evaluator:
                     if not isinstance(pair, Items) or len(pair) != 2:
                         raise _Invalid(node, "dict() of a list needs pairs [key, value]")
                     table[self.key(argument, pair[0])] = pair[1]
+            elif isinstance(value, Table):
+                table.update(value)
             else:
-                table.update(self.mapping(argument, value))
+                raise _Invalid(
+                    node,
+                    "dict() takes keyword arguments or one mapping (or a list of [key, value] "
+                    f"pairs), got {_show(value)}",
+                )
         for keyword in node.keywords:
             value = self.expr(keyword.value, names)
             if keyword.arg is None:
@@ -603,7 +643,9 @@ class _Evaluator:
     def method(self, node: ast.Call, target: Node, name: str, names: Mapping[str, Node]) -> Node:
         kind: type | None = None
         if isinstance(target, Table | Items):
-            kind = dict if isinstance(target, Table) else list
+            kind = (
+                dict if isinstance(target, Table) else tuple if isinstance(target, _Tuple) else list
+            )
         if kind is None and isinstance(target, Leaf) and isinstance(target.value, str):
             kind = str
         if kind is None or name not in _METHODS[kind]:
@@ -639,8 +681,8 @@ class _Evaluator:
         if name == "get":
             if not 1 <= len(args) <= 2:
                 raise _Invalid(node, "get() takes a key and an optional default")
-            key = to_plain(args[0])
-            if isinstance(key, list | dict):  # as in Python, where a dict key must be hashable
+            key = _python(args[0])
+            if not _hashable(key):  # as in Python, where a dict key must be hashable
                 raise _Invalid(
                     node,
                     f"get(): a dict key cannot be {_show_plain(key)} (unhashable "
@@ -650,7 +692,7 @@ class _Evaluator:
                 return target[key]
             return args[1] if len(args) == 2 else Leaf(None, origin)
         if name == "keys":
-            return from_plain(list(target), origin)
+            return _to_node(list(target), origin)
         if name == "values":
             items = Items(origin)
             items.extend(target.values())
@@ -658,7 +700,7 @@ class _Evaluator:
         if name == "items":
             items = Items(origin)
             for key, value in target.items():
-                pair = Items(origin)
+                pair = _Tuple(origin)
                 pair.extend([Leaf(key, origin), value])
                 items.append(pair)
             return items
@@ -687,9 +729,9 @@ class _Evaluator:
         elif name == "extend":
             target.extend(self.iterable(node, args[0]))
         else:  # index
-            wanted = to_plain(args[0])
+            wanted = _python(args[0])
             for position, item in enumerate(target):
-                if to_plain(item) == wanted:
+                if _python(item) == wanted:
                     return Leaf(position, origin)
             raise _Invalid(node, f"index(): {_show_plain(wanted)} is not in the list")
         _check_length(node, target)
@@ -703,8 +745,8 @@ class _Evaluator:
         args: list[Node],
         kwargs: dict[str, Node],
     ) -> Node:
-        plain_args = [to_plain(argument) for argument in args]
-        plain_kwargs = {str(key): to_plain(value) for key, value in kwargs.items()}
+        plain_args = [_python(argument) for argument in args]
+        plain_kwargs = {str(key): _python(value) for key, value in kwargs.items()}
         if name == "format":
             try:
                 return self.leaf(node, _DataFormatter(node).vformat(text, plain_args, plain_kwargs))
@@ -715,7 +757,7 @@ class _Evaluator:
             if isinstance(old, str) and isinstance(new, str):
                 count = text.count(old) if old else len(text) + 1
                 _check_size(node, len(text) + count * max(len(new) - len(old), 0), "str")
-        elif name == "join" and plain_args and isinstance(plain_args[0], list):
+        elif name == "join" and plain_args and isinstance(plain_args[0], list | tuple):
             pieces = plain_args[0]
             total = sum(len(p) for p in pieces if isinstance(p, str)) + len(text) * len(pieces)
             _check_size(node, total, "str")
@@ -745,7 +787,7 @@ class _Evaluator:
         return position
 
     def integer(self, node: ast.AST, value: Node) -> int:
-        plain = to_plain(value)
+        plain = _python(value)
         if isinstance(plain, int) and not isinstance(plain, bool):
             return plain
         raise _Invalid(node, f"an index must be an int, got {_show_plain(plain)}")
@@ -796,6 +838,52 @@ def _arithmetic(symbol: str, a: object, b: object) -> object:
     return x**y  # type: ignore[operator]
 
 
+def _python(node: Node) -> Any:
+    """The value of a node as the file's own code sees it: dicts, lists, tuples, values."""
+    if isinstance(node, Leaf):
+        return node.value
+    if isinstance(node, Table):
+        return {key: _python(child) for key, child in node.items()}
+    values = [_python(child) for child in node]
+    return tuple(values) if isinstance(node, _Tuple) else values
+
+
+def _to_node(value: object, origin: str) -> Node:
+    """Wrap a computed value (dicts, lists, tuples, values) into nodes, each with ``origin``."""
+    if isinstance(value, dict):
+        table = Table(origin)
+        for key, item in value.items():
+            table[key] = _to_node(item, origin)
+        return table
+    if isinstance(value, list | tuple):
+        items = (_Tuple if isinstance(value, tuple) else Items)(origin)
+        items.extend([_to_node(item, origin) for item in value])
+        return items
+    return Leaf(value, origin)
+
+
+def _truth(node: Node) -> bool:
+    """``bool`` of a node's value, without building the value."""
+    return bool(node.value) if isinstance(node, Leaf) else bool(len(node))
+
+
+def _is_list(node: Node) -> TypeGuard[Items]:
+    return isinstance(node, Items) and not isinstance(node, _Tuple)
+
+
+def _kind(node: Node) -> str:
+    """How a message names a node's kind: ``'tuple'``, ``'list'``, ``'dict'``."""
+    return "tuple" if isinstance(node, _Tuple) else "dict" if isinstance(node, Table) else "list"
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float)  # a bool too, as in Python
 
@@ -803,12 +891,24 @@ def _is_number(value: object) -> bool:
 def _check_bounds(node: ast.AST, value: object) -> None:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
         raise _Invalid(node, f"the int {value!r} is beyond 2**63 in magnitude")
-    if isinstance(value, str | list | dict):
+    if isinstance(value, str):
+        _check_text(node, value)
+    elif isinstance(value, list | tuple | dict):
         _check_length(node, value)
+
+
+def _check_text(node: ast.AST, text: str) -> None:
+    """A str literal or result: bounded, and Unicode text (`'{:c}'.format(0xd800)` is not)."""
+    _check_length(node, text)
+    problem = not_unicode(text)
+    if problem is not None:
+        raise _Invalid(node, problem)
 
 
 def _check_length(node: ast.AST, value: Sized) -> None:
     kind = "str" if isinstance(value, str) else "dict" if isinstance(value, dict) else "list"
+    if isinstance(value, tuple | _Tuple):
+        kind = "tuple"
     _check_size(node, len(value), kind)
 
 
@@ -886,35 +986,68 @@ def _format(node: ast.AST, value: object, spec: str) -> str:
         raise _Invalid(node, f"cannot format {_show_plain(value)} with {spec!r}: {exc}") from None
 
 
-def _unshared(node: Node, seen: set[int], budget: list[int], filename: str) -> Node:
-    """Return ``node`` with every mapping and list in it held once in the whole config.
+class _Result:
+    """The config's values as they leave the evaluator: plain data, each mapping and list once.
 
-    Two names bound to one dict (``b = a``) are one object in Python; merging changes mappings
-    in place, so each later occurrence becomes a copy. Leaves never change and stay shared.
-    The walk also counts the values, which shared lists could multiply past any bound.
+    Each tuple becomes a list. Two names bound to one dict (``b = a``) are one object in Python;
+    merging changes mappings in place, so each later occurrence becomes a copy (a copy holds
+    lists only). Leaves never change and stay shared.
+    The walk also counts the values, which shared lists could multiply past any bound, and
+    measures how deep they nest, which names assigned in turn (``b = [a]``) take past any
+    bound too.
     """
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ConfigError(filename, f"the config holds more than {_MAX_NODES:,} values")
-    if not isinstance(node, Table | Items):
-        return node
-    container: Table | Items = node
-    if id(container) in seen:
-        container = copy_containers(container)  # type: ignore[assignment]
-    seen.add(id(container))
-    if isinstance(container, Table):
-        for key, child in container.items():
-            if not isinstance(child, Leaf):
-                container[key] = _unshared(child, seen, budget, filename)
-            else:
-                budget[0] -= 1
-    else:
-        for index, child in enumerate(container):
-            if not isinstance(child, Leaf):
-                container[index] = _unshared(child, seen, budget, filename)
-            else:
-                budget[0] -= 1
-    return container
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.seen: set[int] = set()
+        self.budget = _MAX_NODES
+        self.name = ""
+        self.origin: str | None = None
+        self.enclosing: set[int] = set()  # the containers the walk is inside of
+
+    def value(self, name: str, node: Node) -> Node:
+        """The value of the top-level name ``name``, ready to leave the evaluator."""
+        self.name, self.origin = name, node.origin
+        return self.unshared(node, 1)  # one level below the top mapping, as in any file
+
+    def unshared(self, node: Node, depth: int) -> Node:
+        self.budget -= 1
+        if self.budget < 0:
+            raise ConfigError(self.filename, f"the config holds more than {_MAX_NODES:,} values")
+        if not isinstance(node, Table | Items):
+            return node
+        if id(node) in self.enclosing:  # `a.append(a)`: as plain data, it would never end
+            raise ConfigError(
+                self.filename,
+                f"the value of {self.name!r} contains itself (a list or dict that holds itself "
+                "has no plain value; to hold what it holds, add a copy: a.append(a.copy()))",
+                line_of(self.origin),
+            )
+        if depth > MAX_DEPTH:
+            what = f"the value of {self.name!r}"
+            raise ConfigError(self.filename, too_deep(what), line_of(self.origin))
+        container: Table | Items = node
+        if id(node) in self.seen:
+            container = copy_containers(node)  # type: ignore[assignment]
+        elif isinstance(node, _Tuple):
+            container = Items(node.origin)
+            container.extend(node)
+        self.seen.add(id(node))
+        self.enclosing.add(id(node))
+        if isinstance(container, Table):
+            for key, child in container.items():
+                if not isinstance(child, Leaf):
+                    container[key] = self.unshared(child, depth + 1)
+                else:
+                    self.budget -= 1
+        else:
+            for index, child in enumerate(container):
+                if not isinstance(child, Leaf):
+                    container[index] = self.unshared(child, depth + 1)
+                else:
+                    self.budget -= 1
+        self.enclosing.discard(id(node))
+        return container
 
 
 def _source(node: ast.AST) -> str:
@@ -923,7 +1056,7 @@ def _source(node: ast.AST) -> str:
 
 
 def _show(node: Node) -> str:
-    return _show_plain(to_plain(node))
+    return _show_plain(_python(node))
 
 
 def _show_plain(value: object) -> str:

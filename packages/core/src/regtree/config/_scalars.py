@@ -9,11 +9,26 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BASE_REFERENCE", "resolve_plain", "tagged_scalar", "to_float", "to_int"]
+__all__ = [
+    "BASE_REFERENCE",
+    "NOT_A_REFERENCE",
+    "REFERENCE_LIKE",
+    "resolve_plain",
+    "tagged_scalar",
+    "to_float",
+    "to_int",
+]
 
 # A value of the merged bases, `{{ _base_.a.b }}` (mmcv's syntax, spaces allowed in the braces):
-# a string value in any format, or an expression in a Python config.
-BASE_REFERENCE = re.compile(r"\{\{\s*_base_\.([\w.]+)\s*\}\}")
+# a string value in any format, or an expression in a Python config. A part is a key or a list
+# index, `-1` the last item (mmcv's pattern, `[\w.]+`, has no `-`: such a text stayed a string).
+BASE_REFERENCE = re.compile(r"\{\{\s*_base_\.([\w-]+(?:\.[\w-]+)*)\s*\}\}")
+# What starts like a reference: where it is not one, it is refused, never kept as a string.
+REFERENCE_LIKE = re.compile(r"\{\{\s*_base_")
+NOT_A_REFERENCE = (
+    "is not a reference, which is written {{_base_.a.b}}: keys and list indices (-1 for the "
+    "last item) joined by dots, with spaces only next to the braces"
+)
 
 # The core schema of YAML 1.2.2 (10.3.2): the words that are null or a bool, then the patterns of
 # the numbers. Words are looked up and only a scalar that starts like a number meets a pattern:

@@ -129,6 +129,14 @@ def origin_of(node: object) -> str | None:
     return node.origin if isinstance(node, Table | Items | Leaf) else None
 
 
+def line_of(origin: str | None) -> int | None:
+    """The line of an origin ``'file:line'``; None for an origin without one, or none."""
+    if origin is None:
+        return None
+    head, _, tail = origin.rpartition(":")
+    return int(tail) if head and tail.isdigit() else None
+
+
 def origins_of(node: Node, path: Path = ()) -> dict[str, str]:
     """Map the dotted path of every leaf (and empty mapping or list) to its origin.
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING
 
+from ._bounds import MAX_DEPTH, too_deep
 from ._scalars import resolve_plain, tagged_scalar
 from ._tree import Items, Leaf, Table
 
@@ -23,19 +24,29 @@ if TYPE_CHECKING:
 __all__ = ["parse_yaml"]
 
 _CLASSES: tuple[Any, Any] | None = None
-_MAX_DEPTH = 200
 # Aliases share nodes; a tree copies them, so nested aliases (a "billion laughs") are capped.
 _MAX_NODES = 10**6
 
 
 class YamlProblem(Exception):
-    """Malformed YAML; ``line`` and ``column`` are 1-based where the parser gives them."""
+    """YAML that cannot be a config; ``line`` and ``column`` are 1-based (where given).
 
-    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
+    ``invalid`` is False for a document that is valid YAML but not a config (nested too deeply).
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        line: int | None = None,
+        column: int | None = None,
+        *,
+        invalid: bool = True,
+    ) -> None:
         super().__init__(problem)
         self.problem = problem
         self.line = line
         self.column = column
+        self.invalid = invalid
 
 
 def core_schema_classes() -> tuple[Any, Any]:
@@ -130,15 +141,18 @@ def parse_yaml(filename: str, text: str, *, plain: bool = False) -> object:
         root = parser.get_single_node()
         if root is None:
             return None
-        return _Composer(constructor_class, filename, text, plain).node(root, 0)
+        return _Composer(constructor_class, filename, text, plain).document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        line = None if mark is None else mark.line + 1
+        if "maximum nesting depth" in (exc.problem or ""):  # libyaml's own bound, at 1000 levels
+            raise YamlProblem(too_deep("the file"), line, invalid=False) from None
         parts = [part for part in (exc.context, exc.problem) if part]
         raise YamlProblem(
-            "; ".join(parts) or "syntax error",
-            None if mark is None else mark.line + 1,
-            None if mark is None else mark.column + 1,
+            "; ".join(parts) or "syntax error", line, None if mark is None else mark.column + 1
         ) from None
+    except RecursionError:  # PyYAML's Python composer, without libyaml: far past the bound
+        raise YamlProblem(too_deep("the file"), invalid=False) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(" ".join(str(exc).split())) from None
     finally:
@@ -189,6 +203,51 @@ class _Composer:
         if not plain:
             self.origins = [self.prefix + str(number) for number in range(1, text.count("\n") + 2)]
 
+    def document(self, root: Any) -> Any:
+        """The tree (or plain data) of the document whose top node is ``root``."""
+        if self.merges:
+            # Merging adds a merged mapping's pairs to a mapping's own, which may set them again,
+            # and changes the nodes, which aliases share: each mapping's own keys are checked
+            # first, all at once. Without merges they are checked as the tree is built.
+            self.check_unique_keys(root)
+        return self.node(root, 0)
+
+    def check_unique_keys(self, root: Any) -> None:
+        """Refuse a key written twice in one mapping, in any mapping under ``root``.
+
+        Raises:
+            YamlProblem: Naming the key and both lines.
+        """
+        stack, seen = [root], {id(root)}
+        while stack:
+            node = stack.pop()
+            if type(node) is self.scalar_node:
+                continue
+            pairs = (
+                node.value if type(node) is self.mapping_node else [(None, v) for v in node.value]
+            )
+            own: set[str] = set()
+            for key_node, value_node in pairs:
+                if key_node is not None and key_node.tag != _MERGE:
+                    key = self.key(key_node)
+                    if key in own:
+                        raise self.duplicate(node, key, key_node)
+                    own.add(key)
+                if id(value_node) not in seen:
+                    seen.add(id(value_node))
+                    stack.append(value_node)
+
+    def duplicate(self, mapping: Any, key: str, again: Any) -> YamlProblem:
+        """The problem of ``key`` written again (by the key node ``again``) in ``mapping``."""
+        first = next(k for k, _ in mapping.value if k.tag != _MERGE and self.key(k) == key)
+        lines = f"lines {first.start_mark.line + 1} and {again.start_mark.line + 1}"
+        return YamlProblem(
+            f"the key {key!r} appears twice in one mapping ({lines}); YAML keys are unique (a "
+            "parser that takes the last one hides the first): keep one",
+            again.start_mark.line + 1,
+            again.start_mark.column + 1,
+        )
+
     def node(self, node: Any, depth: int) -> Any:
         """The tree (or plain data) of a node."""
         self.count += 1
@@ -200,11 +259,12 @@ class _Composer:
             raise YamlProblem(
                 f"the document expands to more than {_MAX_NODES:,} values (nested aliases?)"
             )
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             # An alias that contains itself (`a: &x [*x]`) is infinite as plain data.
             raise YamlProblem(
-                "the document nests deeper than 200 levels (an alias that refers to itself?)",
+                too_deep("the file", "flatten it, or look for an alias that refers to itself"),
                 node.start_mark.line + 1,
+                invalid=False,
             )
         if kind is self.mapping_node and node.tag == _MAP:
             if self.merges and any(key_node.tag == _MERGE for key_node, _ in node.value):
@@ -217,6 +277,8 @@ class _Composer:
                 key = resolve_plain(key_node.value) if key_node.tag == _PLAIN else None
                 if type(key) is not str:
                     key = self.key(key_node)
+                if key in table and not self.merges:  # with merges, `document` checked them
+                    raise self.duplicate(node, key, key_node)
                 table[key] = self.node(value_node, depth + 1)
             return table
         if kind is self.sequence_node and node.tag == _SEQ:

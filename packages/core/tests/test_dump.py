@@ -1,0 +1,94 @@
+"""``dump_config``: what each format writes reads back to the same data (``resolve`` prints it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from regtree.config import DumpError, dump_config, load_config
+
+FORMATS = ["json", "toml", "yaml"]
+
+
+def reloaded(folder: Path, cfg: dict[str, object], file_format: str) -> object:
+    if file_format == "yaml":
+        pytest.importorskip("yaml")
+    path = folder / f"cfg.{file_format}"
+    path.write_text(dump_config(cfg, file_format), encoding="utf-8")
+    return load_config(path)
+
+
+def test_a_key_of_two_less_than_signs_is_quoted_not_a_merge_key(tmp_path: Path) -> None:
+    cfg = {"m": {"<<": {"a": 1}, "b": 2}, "v": "<<"}
+    assert '"<<":' in dump_config(cfg, "yaml")
+    assert reloaded(tmp_path, cfg, "yaml") == cfg
+
+
+# Characters each format refuses raw, or reads as something else: C0 and C1 controls, DEL, the
+# line breaks YAML folds (NEL, U+2028, U+2029), a byte-order mark, a noncharacter and a format
+# character beyond the BMP.
+AWKWARD = ["\x00", "\x1b[0m", "\x7f", "\x85", "\x9b", "\u2028", "\u2029", "\ufeff", "\ufffe"]
+AWKWARD += ["\U000e0001", "\t", "a\r\nb", '"\\', "\xa0"]
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("char", AWKWARD)
+def test_control_and_break_characters_read_back_in_keys_and_values(
+    tmp_path: Path, file_format: str, char: str
+) -> None:
+    text = f"x{char}y"
+    cfg = {"s": text, text: [text, char], "t": {text: char}}
+    assert reloaded(tmp_path, cfg, file_format) == cfg
+
+
+@pytest.mark.parametrize("origins", [None, {"a": "here"}])
+def test_a_key_longer_than_yaml_s_implicit_keys_is_written_explicitly(
+    tmp_path: Path, origins: dict[str, str] | None
+) -> None:
+    pytest.importorskip("yaml")
+    long = "k" * 1100
+    cfg = {long: 1, "a": {long: {long: [1]}}, "l": [{long: 2, "b": 3}]}
+    text = dump_config(cfg, "yaml", origins)
+    assert f"? {long}\n" in text
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert load_config(path) == cfg
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_json_has_no_nan_or_infinity_so_writing_one_is_a_dump_error(value: float) -> None:
+    cfg = {"train": {"lrs": [0.1, value]}}
+    with pytest.raises(DumpError, match=rf"'train\.lrs\.1' is {value!r}, and JSON has no NaN or "):
+        dump_config(cfg, "json")
+    with pytest.raises(DumpError, match=r"write the config as yaml or toml"):
+        dump_config(cfg, "json", {"train.lrs.1": "cfg.yaml:3"})
+    for file_format in ("toml", "yaml"):  # the formats the message names do hold it
+        assert dump_config(cfg, file_format)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("cfg", [{"s": "a\ud800"}, {"m": {"\udcff": 1}}])
+def test_a_lone_surrogate_is_a_dump_error_in_every_format(
+    file_format: str, cfg: dict[str, object]
+) -> None:
+    with pytest.raises(DumpError, match=r"is not valid Unicode text"):
+        dump_config(cfg, file_format)
+
+
+# Keys and text that load_config reads as markers (`_base_`, `_delete_`, `{{_base_.x}}`) are
+# not data to write back.
+KEYS = st.text(max_size=30).filter(lambda key: key not in ("_base_", "_delete_"))
+TEXTS = st.text(max_size=30).filter(lambda text: "{{" not in text)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=KEYS, text=TEXTS)
+def test_any_text_reads_back_as_written(
+    tmp_path_factory: pytest.TempPathFactory, file_format: str, key: str, text: str
+) -> None:
+    cfg = {"s": text, key: {key: [text, text]}}
+    assert reloaded(tmp_path_factory.mktemp(file_format), cfg, file_format) == cfg
