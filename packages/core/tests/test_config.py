@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from regtree import load_config
-from regtree.config import ConfigError, config_origins
+from regtree.config import ConfigError, DumpError, config_origins, dump_config
 
 CONFIG = {
     "model": {"type": "Detector", "num_classes": 3, "backbone": {"type": "Backbone", "depth": 2}},
@@ -254,6 +254,31 @@ def test_an_override_value_or_path_nests_no_deeper_than_a_file(tmp_path: Path) -
     for override in ["a=" + "[" * 202 + "]" * 202, "+" + ".".join(["b"] * 201) + "=1"]:
         with pytest.raises(ConfigError, match=rf"cfg\.json: override .*{DEEP}"):
             load_config(path, [override])
+
+
+def test_references_that_nest_values_past_what_python_recurses_into_are_a_config_error(
+    tmp_path: Path,
+) -> None:
+    # Each file nests 199 levels, within the bound, but each one's reference puts its base's
+    # value at its own innermost level.
+    inner = "[" * 199 + "1" + "]" * 199
+    write(tmp_path, "f0.json", '{"v": ' + inner + "}")
+    for index in range(1, 6):
+        value = "[" * 199 + '"{{_base_.v}}"' + "]" * 199
+        write(tmp_path, f"f{index}.json", f'{{"_base_": "f{index - 1}.json", "v": {value}}}')
+    with pytest.raises(ConfigError, match=r"f5\.json: the merged config nests deeper than 200"):
+        load_config(tmp_path / "f5.json")
+    with pytest.raises(ConfigError, match=r"f5\.json: the merged config nests deeper than 200"):
+        config_origins(tmp_path / "f5.json")
+
+
+def test_a_config_nesting_too_deeply_to_write_is_a_dump_error() -> None:
+    deep: object = 1
+    for _ in range(5000):
+        deep = [deep]
+    for file_format in ("json", "toml", "yaml"):
+        with pytest.raises(DumpError, match=f"nests too deeply to write as {file_format}"):
+            dump_config({"v": deep}, file_format)
 
 
 NOT_UNICODE = r"is not valid Unicode text: it holds U\+D800, half of a UTF-16 surrogate pair"

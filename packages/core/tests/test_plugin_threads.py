@@ -11,13 +11,16 @@ interleaving under test happens every time; their threads are daemons joined wit
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from regtree import _plugins
+import pytest
+
+from regtree import Registry, _plugins
 
 from .conftest import PLUGIN_HOST, MakeDistribution, PluginHost, run_json_script
 
@@ -334,6 +337,68 @@ def test_a_lookup_waits_for_a_plugin_that_made_its_registry_and_is_filling_it(
         plugin_host.events["release"].set()
     _join(first, second)
     assert outcomes == {"first": "found in pt_filling", "second": "found in pt_filling"}
+
+
+def test_a_location_import_does_not_wait_for_a_plugin_that_needs_its_registry(
+    make_distribution: MakeDistribution,
+    plugin_host: PluginHost,
+    catalog: _plugins.PluginCatalog,
+    module_dir: Path,
+) -> None:
+    # A location module (its registry's lock held) looks the plugin's scope up while the plugin,
+    # in another thread, has made its registry and goes on to look the location's registry up:
+    # waiting for the plugin there would hang both threads, so the location sees it as it is.
+    _events(plugin_host, "made", "in_location")
+    found: dict[str, object] = {}
+    plugin_host.found = found  # type: ignore[attr-defined]
+    locations = Registry("model", parent=plugin_host.root, scope="pt_locs", locations=["pt_locmod"])
+    plugin_host.locations = locations  # type: ignore[attr-defined]
+    (module_dir / "pt_locmod.py").write_text(
+        f"from {PLUGIN_HOST} import host\n"
+        f"host.events['made'].wait({LIMIT})\n"
+        "host.events['in_location'].set()\n"
+        "host.found['location'] = host.root.get('pt_needs_locs.Thing')\n"
+        "@host.locations.register_module()\nclass Backbone:\n    pass\n"
+    )
+    plugin = (
+        f"from {PLUGIN_HOST} import host\n"
+        "from regtree import Registry\n"
+        "MODELS = Registry('model', parent=host.root)\n"
+        "@MODELS.register_module()\nclass Thing:\n    pass\n"
+        "host.events['made'].set()\n"
+        f"host.events['in_location'].wait({LIMIT})\n"
+        "host.found['plugin'] = host.root.get('pt_locs.Backbone')\n"
+    )
+    make_distribution(
+        "pt-needs-locs", {"pt_needs_locs": "pt_needs_locs"}, {"pt_needs_locs": plugin}
+    )
+    outcomes: dict[str, str] = {}
+    importer = _start(_look_up(plugin_host, "pt_needs_locs.Thing", outcomes, "plugin"))
+    assert plugin_host.events["made"].wait(LIMIT), "the plugin never made its registry"
+    location = _start(_look_up(plugin_host, "pt_locs.Backbone", outcomes, "location"))
+    _join(importer, location)
+    assert outcomes == {"plugin": "found in pt_needs_locs", "location": "found in pt_locmod"}
+    assert type(found["location"]).__name__ == "type"
+    assert found["plugin"] is sys.modules["pt_locmod"].Backbone
+
+
+def test_a_lookup_that_finds_the_scope_as_its_plugin_fails_gets_the_import_error(
+    monkeypatch: pytest.MonkeyPatch, plugin_host: PluginHost, catalog: _plugins.PluginCatalog
+) -> None:
+    # The lookup finds the scope's registry, then the plugin fails and its import ends before
+    # the lookup asks whether it is still importing: the failure is read after that question.
+    scoped = Registry("model", parent=plugin_host.root, scope="pt_failing_late")
+    scoped.register_module(name="Half", module=dict)
+    failure = ImportError("pt_failing_late needs libfoo")
+
+    def fails_meanwhile(self: _plugins.PluginCatalog, scope: str) -> bool:
+        self.failed[scope] = ("pt-failing-late", failure)
+        return False
+
+    monkeypatch.setattr(_plugins.PluginCatalog, "importing", fails_meanwhile)
+    with pytest.raises(ImportError, match="plugin for scope 'pt_failing_late'") as caught:
+        plugin_host.root.get("pt_failing_late.Half")
+    assert caught.value.__cause__ is failure
 
 
 def test_threads_that_wait_for_a_failing_plugin_each_get_an_import_error(

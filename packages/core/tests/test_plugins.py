@@ -175,6 +175,34 @@ def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
     assert "LeakRoot" not in str(missed.value)
 
 
+def test_a_failed_plugin_leaves_a_registry_that_a_module_still_imported_made(
+    make_distribution: MakeDistribution, plugin_host: PluginHost
+) -> None:
+    # The helper module the plugin imports makes a registry and stays imported: the registry
+    # stays in the tree, less the entry the dropped plugin module put into it.
+    helper = (
+        f"from {PLUGIN_HOST} import host\n"
+        "from regtree import Registry\n"
+        "SHARED = Registry('model', parent=host.root, scope='plug_helper_made')\n"
+        "@SHARED.register_module()\nclass FromHelper:\n    pass\n"
+    )
+    source = (
+        "import plug_made_helper\n"
+        "@plug_made_helper.SHARED.register_module()\nclass FromPlugin:\n    pass\n"
+        "raise ModuleNotFoundError('plug_made needs libzip')\n"
+    )
+    make_distribution(
+        "regtree-plug-made",
+        {"plug_made": "plug_made"},
+        {"plug_made": source, "plug_made_helper": helper},
+    )
+    with pytest.raises(ModuleNotFoundError, match="needs libzip"):
+        plugin_host.root.get("plug_made.Thing")
+    shared = sys.modules["plug_made_helper"].SHARED
+    assert plugin_host.root.children["plug_helper_made"] is shared
+    assert list(shared.module_dict) == ["FromHelper"]
+
+
 def test_a_failed_plugin_leaves_an_entry_whose_module_cannot_be_read(
     make_distribution: MakeDistribution, plugin_host: PluginHost
 ) -> None:
@@ -208,7 +236,8 @@ def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(
         NotRegisteredError,
         match=(
             r"Distribution 'regtree-plug-empty' advertises scope 'plug_empty' in entry point "
-            r"group 'regtree\.scopes', but importing it added no registry with that scope"
+            r"group 'regtree\.scopes', but no registry with that scope is in this tree: "
+            r"importing it added none"
         ),
     ):
         plugin_host.root.build({"type": "plug_empty.X"})

@@ -337,7 +337,7 @@ def test_tuples_stay_tuples_while_evaluating_and_become_lists_in_the_result(
     ("source", "problem"),
     [
         ("t = (1, 2)\nt[0] = 3\n", r"line 2: cannot assign an item of tuple \(1, 2\): a tuple"),
-        ("t = (1, 2)\nt.append(3)\n", r"line 2: the method 'append' of a tuple"),
+        ("t = (1, 2)\nt.append(3)\n", r"line 2: a tuple has no method 'append': a tuple cannot"),
         ("x = [1] + (2,)\n", r"line 1: the operator '\+' is not defined for list \[1\] and tuple"),
     ],
 )

@@ -175,6 +175,8 @@ def test_a_location_that_is_no_module_name_is_refused_when_the_registry_is_made(
         ),
     ):
         Registry("model", scope="x", locations=["ok.models", location])
+    with pytest.raises(ValueError, match="must be module names"):
+        Registry("model", scope="x", locations=location)  # one name, as a str
 
 
 def test_children_are_recorded_by_scope(tree: Tree) -> None:

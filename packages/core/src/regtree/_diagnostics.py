@@ -31,9 +31,10 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
     Candidates are the names the key's own scopes reach (``'toycls.Body'`` for ``'toycls.Bdy'``;
     plain names for an unscoped key), then every entry of the tree as ``'scope.Name'``, less
     those of a scope whose plugin failed to import; they are compared by name, ignoring case.
-    A ``'scope.Name'`` is offered only where it resolves, from the registry looked in, to that
-    entry: two branches may hold one scope, and a child may share its parent's. Registries are
-    read from snapshots, so registrations in other threads meanwhile are harmless.
+    A ``'scope.Name'`` is offered only where its scope names, from the registry looked in, the
+    registry holding that entry: two branches may hold one scope, and a child may share its
+    parent's. Nothing is looked up or imported again; registries are read from snapshots, so
+    registrations in other threads meanwhile are harmless.
 
     Args:
         miss: What a lookup found missing.
@@ -42,14 +43,14 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
     Returns:
         The suggestions, closest first.
     """
-    by_name: dict[str, list[tuple[str, object]]] = {}
+    by_name: dict[str, list[str]] = {}
     offered: set[tuple[str, int]] = set()
 
     def offer(candidate: str, name: str, obj: object) -> None:
         # One key per object and name: the first offered is the shortest that resolves.
         if (name, id(obj)) not in offered:
             offered.add((name, id(obj)))
-            by_name.setdefault(name, []).append((candidate, obj))
+            by_name.setdefault(name, []).append(candidate)
 
     if miss.missing_scope is None:
         for candidate, name, obj in _reachable(miss):
@@ -58,17 +59,12 @@ def suggest_keys(miss: LookupMiss, limit: int = 5) -> tuple[str, ...]:
     for member in miss.registry.root.walk():
         if member.scope in failed:  # its plugin failed: a key into it raises that ImportError
             continue
+        if miss.registry._scoped(member.scope) is not member:  # its scope names another
+            continue
         for name, obj in member.module_dict.copy().items():
             offer(f"{member.scope}.{name}", name, obj)
     near = closest(miss.name.rpartition(".")[2], by_name, count=3)
-    # Looked up again only for the few close ones, so a miss fills no lookup table.
-    found = [
-        candidate
-        for name in near
-        for candidate, obj in by_name[name]
-        if miss.registry.resolve(candidate) is obj
-    ]
-    return tuple(found[:limit])
+    return tuple([candidate for name in near for candidate in by_name[name]][:limit])
 
 
 def _reachable(miss: LookupMiss) -> Iterator[tuple[str, str, object]]:
@@ -145,8 +141,9 @@ def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
     if miss.providers:
         text += (
             f" Distribution {', '.join(map(repr, miss.providers))} advertises scope {scope!r} in "
-            f"entry point group {catalog.group!r}, but importing it added no registry with that "
-            "scope to this tree."
+            f"entry point group {catalog.group!r}, but no registry with that scope is in this "
+            "tree: importing it added none (or an import cycle between threads interrupted it, "
+            "and the next lookup imports it again)."
         )
     else:
         text += (

@@ -56,6 +56,9 @@ class RegistryNode(Protocol):
     ) -> Callable[..., Any] | LookupMiss:
         """The object ``key`` names, or the record of the miss."""
 
+    def _scoped(self, scope: str) -> RegistryNode | None:
+        """The registry a key's ``scope`` names from here now: no plugin or location imported."""
+
 
 def check_registry(registry: object) -> None:
     """Raise TypeError unless ``registry`` is a :class:`regtree.Registry` (SPEC 2).

@@ -126,8 +126,9 @@ class PluginCatalog:
         job = self._claim(scope, entries)
         if job is None:
             return True
-        take_backs = [watch() for watch in tuple(import_watchers)]
+        take_backs: list[Callable[[], object]] = []
         try:
+            take_backs.extend(watch() for watch in tuple(import_watchers))
             for entry in entries:
                 _import_entry_point(entry, self._group)
         except BaseException as exc:

@@ -431,21 +431,27 @@ class Registry(RegistryBase, Generic[T]):
                 return
         known[key] = found
 
+    def _scoped(self, scope: str) -> Registry[Any] | None:
+        # For messages, which format what a lookup found and import nothing.
+        return self._scopes.get(scope)
+
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
         """Return the registry of ``scope`` as a key sees it from here, loading a plugin once."""
         catalog = _plugins.catalog
-        if catalog.failed and scope in catalog.failed:
-            # A plugin that failed half-way may have left a registry behind: its scope still
-            # answers with the import error, never with a miss or a half-filled registry.
-            catalog.raise_failure(scope)
         found = self._scopes.get(scope)
         if found is None:
-            if scope and catalog.load(scope):
+            if scope and catalog.load(scope):  # raises where the plugin failed before
                 found = self._scopes.get(scope)
-        elif catalog.importing(scope):
+        elif catalog.importing(scope) and not getattr(_IN_LOCATIONS, "depth", 0):
             # Its plugin made the registry and, in another thread, is still filling it: wait
-            # for the import (SPEC 2.4), as for a scope not yet in the tree.
+            # for the import (SPEC 2.4), as for a scope not yet in the tree. Not from inside a
+            # location import: the plugin may need that location's registry, whose lock this
+            # thread holds, and neither would end.
             catalog.load(scope)
+        # Read last: a plugin that failed half-way, even while this lookup ran, answers with
+        # the import error, never with a miss or a half-filled registry.
+        if catalog.failed and scope in catalog.failed:
+            catalog.raise_failure(scope)
         return found
 
     @contextmanager
@@ -474,11 +480,13 @@ class Registry(RegistryBase, Generic[T]):
             if not self._locations_pending or self._importing_locations:
                 return
             self._importing_locations = True
+            _IN_LOCATIONS.depth = getattr(_IN_LOCATIONS, "depth", 0) + 1
             try:
                 for location in self._locations:
                     self._import_location(location)
                 self._locations_pending = False
             finally:
+                _IN_LOCATIONS.depth -= 1
                 self._importing_locations = False
 
     def _import_location(self, location: str) -> None:
@@ -684,6 +692,8 @@ class Registry(RegistryBase, Generic[T]):
 
 # Every root registry: a plugin's failure drops what the lookups of every tree remember.
 _ROOTS: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
+# How many location imports the current thread is inside (``depth``; absent: none).
+_IN_LOCATIONS = threading.local()
 
 
 def _watch_plugin_import() -> Callable[[], None]:
@@ -703,8 +713,8 @@ def _watch_plugin_import() -> Callable[[], None]:
     def take_back() -> None:
         for root, before in trees:
             tree = root.walk()
-            for registry, entries in before.values():
-                registry._take_back_dropped(entries)
+            for registry in tree:  # a new registry too: one a module still imported made
+                registry._take_back_dropped(before.get(id(registry), (registry, {}))[1])
             made = {
                 id(registry): registry
                 for registry in tree
@@ -762,7 +772,7 @@ def _dropped_by_python(obj: object) -> bool:
 def _location_names(locations: object, registry_name: str) -> tuple[str, ...]:
     """Return ``locations`` (one module name or a sequence of them) as a tuple of names."""
     if isinstance(locations, str):
-        return (locations,)
+        locations = (locations,)
     if not isinstance(locations, Sequence) or not all(
         isinstance(location, str) for location in locations
     ):

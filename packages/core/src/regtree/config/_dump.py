@@ -63,11 +63,23 @@ def dump_config(
     Raises:
         DumpError: The format cannot hold a value: None in TOML (which has no null), NaN or an
             infinity in JSON (which has neither), a key or str that is not Unicode text (a lone
-            surrogate) in any.
+            surrogate) in any; or the config nests too deeply to write.
         ValueError: ``file_format`` is not one of `DUMP_FORMATS`.
     """
     if file_format not in DUMP_FORMATS:
         raise ValueError(f"unknown format {file_format!r}; use one of {', '.join(DUMP_FORMATS)}")
+    try:
+        return _dump(cfg, file_format, origins)
+    except RecursionError:
+        # A loaded config nests at most a few hundred levels, which {{_base_...}} references
+        # stacking values can pass; a config made in Python may nest deeper still.
+        raise DumpError(
+            f"the config nests too deeply to write as {file_format} (more levels of mappings "
+            "and lists than Python can recurse into); flatten it"
+        ) from None
+
+
+def _dump(cfg: Mapping[str, object], file_format: str, origins: Mapping[str, str] | None) -> str:
     _check_writable(cfg, file_format)
     if file_format == "json":
         data = cfg if origins is None else _with_origins(cfg, (), origins)

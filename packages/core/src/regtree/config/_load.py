@@ -72,9 +72,14 @@ def config_origins(path: str | os.PathLike[str], overrides: Iterable[str] = ()) 
         ConfigError: As `load_config`.
         TypeError: As `load_config`.
     """
+    from ._bounds import too_deep
     from ._tree import origins_of
 
-    return origins_of(_resolve(path, overrides, plain=False))
+    tree = _resolve(path, overrides, plain=False)
+    try:
+        return origins_of(tree)
+    except RecursionError:  # as in _resolve: references nesting values in values
+        raise ConfigError(os.fspath(path), too_deep("the merged config")) from None
 
 
 @overload
@@ -89,11 +94,25 @@ def _resolve(
     path: str | os.PathLike[str], overrides: Iterable[str], *, plain: bool
 ) -> dict[str, Any] | Table:
     """The merged config with the overrides applied: plain data, or a tree with origins."""
+    texts = _texts(overrides)
+    filename = os.fspath(path)
+    try:
+        return _merged(filename, texts, plain=plain)
+    except RecursionError:
+        # Each file nests at most MAX_DEPTH levels, but {{_base_...}} references can put a
+        # base's value inside another's, level upon level, past what Python can recurse into.
+        from ._bounds import too_deep
+
+        raise ConfigError(
+            filename,
+            too_deep("the merged config", "its {{_base_...}} references nest values in values"),
+        ) from None
+
+
+def _merged(filename: str, texts: list[str], *, plain: bool) -> dict[str, Any] | Table:
     from ._inherit import compose
     from ._tree import shallow_copy, to_plain
 
-    texts = _texts(overrides)
-    filename = os.fspath(path)
     if plain:
         # Composed as plain data: no origin is made or kept for any value (no `Leaf`, no
         # 'file:line' per line). Measured on the config benchmark (three bases, 20 overrides):

@@ -648,6 +648,12 @@ class _Evaluator:
             )
         if kind is None and isinstance(target, Leaf) and isinstance(target.value, str):
             kind = str
+        if kind is tuple and name in _METHODS[list] - _METHODS[tuple]:
+            raise _Invalid(
+                node,
+                f"a tuple has no method {name!r}: a tuple cannot be changed (write a list, "
+                "[...], to change it)",
+            )
         if kind is None or name not in _METHODS[kind]:
             owner = f"a {kind.__name__}" if kind else _show(target)
             raise _Refused(node, f"the method {name!r} of {owner} (in {_source(node.func)!r})")
