@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._errors import NotRegisteredError
+from ._errors import NotRegisteredError, add_note
 from ._miss import LookupMiss, RegistryNode, check_registry
 from ._scope import check_scope, current_scope, default_scope
 from .naming import origin, registry_label
 
-__all__ = ["add_build_note", "add_note", "build_from_cfg", "check_default_args"]
+__all__ = ["add_build_note", "build_from_cfg", "check_default_args"]
 
 _MISSING: Any = object()
 
@@ -126,10 +126,3 @@ def add_build_note(
         if mismatch:
             note = f"{note}: {mismatch}"
     add_note(exc, note)
-
-
-def add_note(exc: BaseException, note: str) -> None:
-    """Add ``note`` (PEP 678) to ``exc`` where it can take one."""
-    # A __notes__ that is not a list makes add_note raise: keep the callable's error as it is.
-    if isinstance(getattr(exc, "__notes__", []), list):
-        exc.add_note(note)

@@ -1,4 +1,4 @@
-"""The exception classes of regtree, one base and three specific errors."""
+"""regtree's exception classes (one base, three specific errors), and notes on others' errors."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ __all__ = [
     "NotRegisteredError",
     "RegistryError",
     "ScopeConflictError",
+    "add_note",
 ]
 
 
@@ -39,3 +40,10 @@ class ScopeConflictError(RegistryError, ValueError):
 # Tracebacks and pickles name the public home of the classes: regtree.NotRegisteredError.
 for _error in (RegistryError, NotRegisteredError, AlreadyRegisteredError, ScopeConflictError):
     _error.__module__ = "regtree"
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` (PEP 678) to ``exc``, someone else's error, where it can take one."""
+    # A __notes__ that is not a list makes add_note raise: keep the error as it is.
+    if isinstance(getattr(exc, "__notes__", []), list):
+        exc.add_note(note)

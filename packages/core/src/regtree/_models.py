@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._build import add_note, build_from_cfg, check_default_args
+from ._build import build_from_cfg, check_default_args
+from ._errors import add_note
 from ._miss import check_registry
 from ._registry import Registry
 from .naming import registry_label

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
+from ._errors import add_note
+
 if TYPE_CHECKING:  # importlib.metadata is imported when entry points are first read
     from importlib.metadata import EntryPoint
 
@@ -274,10 +276,11 @@ def _import_entry_point(entry: EntryPoint, group: str) -> None:
     try:
         entry.load()
     except Exception as exc:
-        exc.add_note(
+        add_note(
+            exc,
             f"regtree: while importing plugin module {entry.value!r} for scope {entry.name!r}, "
             f"advertised by distribution {_distribution_name(entry)!r} "
-            f"(entry point group {group!r})"
+            f"(entry point group {group!r})",
         )
         raise
 

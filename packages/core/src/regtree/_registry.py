@@ -14,7 +14,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 from . import _plugins
 from ._build import build_from_cfg
-from ._errors import AlreadyRegisteredError, ScopeConflictError
+from ._errors import AlreadyRegisteredError, ScopeConflictError, add_note
 from ._miss import LookupMiss, RegistryBase
 from ._scope import check_scope, default_scope, infer_scope
 from .naming import origin, registry_label
@@ -495,8 +495,8 @@ class Registry(RegistryBase, Generic[T]):
             __import__(location)
         except Exception as exc:
             self._take_back_dropped(before)
-            exc.add_note(
-                f"regtree: while importing location {location!r} of {registry_label(self)}"
+            add_note(
+                exc, f"regtree: while importing location {location!r} of {registry_label(self)}"
             )
             raise
 
