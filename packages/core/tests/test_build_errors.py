@@ -197,6 +197,25 @@ def test_a_type_error_inside_a_wrapped_callable_gets_a_plain_note() -> None:
     )
 
 
+def test_a_module_without_an_init_of_its_own_is_told_as_validation_tells_it() -> None:
+    # nn.Module's own __init__ takes (*args, **kwargs) only to refuse them: the note reads the
+    # parameters as validation does (no keyword at all), not as that signature says.
+    torch = pytest.importorskip("torch")
+    registry: Registry[Any] = Registry("layer", scope="noinit")
+
+    @registry.register_module()
+    class Plain(torch.nn.Module):
+        pass
+
+    with pytest.raises(TypeError, match="unexpected keyword argument 'width'") as caught:
+        registry.build({"type": "Plain", "width": 3})
+    (note,) = caught.value.__notes__
+    assert note.endswith("unexpected keyword 'width'; accepted parameters: none")
+    assert [problem.kind for problem in registry.validate({"type": "Plain", "width": 3})] == [
+        "unknown-keyword"
+    ]
+
+
 def test_a_positional_only_parameter_is_named_as_one_a_config_cannot_set() -> None:
     registry: Registry[Any] = Registry("layer", scope="posonly")
 

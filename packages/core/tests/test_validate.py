@@ -151,6 +151,12 @@ def test_a_callable_taking_kwargs_accepts_any_keyword() -> None:
     assert tree.root.validate({"type": "Flexible", "size": 1, "anything": 2}) == []
     (problem,) = tree.root.validate({"type": "Flexible", "anything": 2})
     assert (problem.path, problem.kind) == ("size", "missing-keyword")
+    # **kwargs takes a misspelt keyword: the missing one's problem points at it.
+    (problem,) = tree.root.validate({"type": "Flexible", "sise": 2})
+    assert problem.message.endswith(
+        "needs 'size', which the config does not give (the config gives 'sise'; did you mean "
+        "'size'?)"
+    )
 
 
 def test_a_positional_only_parameter_cannot_come_from_a_config() -> None:

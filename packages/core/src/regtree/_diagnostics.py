@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _plugins
 from ._miss import LookupMiss, RegistryNode
+from ._signatures import fit_keywords, signature_of
 from .naming import closest, registry_label
 
 __all__ = [
@@ -156,8 +157,6 @@ def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
     return text
 
 
-_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
 # What CPython says when a call's arguments do not bind to the callee's parameters.
 _BINDING_ERROR = re.compile(
     r"unexpected keyword argument|missing \d+ required|takes \d+ positional argument"
@@ -180,48 +179,38 @@ def describe_keyword_mismatch(
     """
     if error is not None and not _raised_binding(error):
         return None
-    try:
-        params = inspect.signature(target).parameters
-    except (TypeError, ValueError):  # some builtins have no signature to read
+    signature = signature_of(target)
+    if signature is None:  # some builtins have no signature to read
         return None
-    accepted = {name: param for name, param in params.items() if param.kind in _KEYWORD_KINDS}
-    positional_only = {
-        name: param
-        for name, param in params.items()
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY
-    }
-    any_keyword = any(param.kind is inspect.Parameter.VAR_KEYWORD for param in params.values())
-    problems: list[str] = []
-    unknown: list[str] = []  # given keys that name no parameter
-    for name in kwargs:
-        if not isinstance(name, str):
-            problems.append(f"config key {name!r} is not a str, so it cannot be a keyword")
-        elif name in positional_only:
-            problems.append(
-                f"{name!r} is a positional-only parameter, which a config cannot set "
-                "(a build passes keywords only)"
-            )
-        elif name not in accepted:
-            unknown.append(name)
-            if not any_keyword:
-                near = closest(name, accepted, count=1)
-                hint = f" (closest match: {near[0]!r})" if near else ""
-                problems.append(f"unexpected keyword {name!r}{hint}")
-    for name, param in accepted.items():
-        if param.default is inspect.Parameter.empty and name not in kwargs:
-            # With **kwargs the misspelt key was taken: point from the missing name to it.
-            near = closest(name, unknown, count=1) if any_keyword else []
-            hint = f" (closest match: {near[0]!r})" if near else ""
-            problems.append(f"missing required keyword {name!r}{hint}")
-    for name, param in positional_only.items():
-        if param.default is inspect.Parameter.empty and name not in kwargs:
-            problems.append(
-                f"required positional-only parameter {name!r} cannot be given by a config"
-            )
+    fit = fit_keywords(signature, kwargs)
+    problems = [
+        f"config key {key!r} is not a str, so it cannot be a keyword" for key in fit.not_str
+    ]
+    problems += [
+        f"{key!r} is a positional-only parameter, which a config cannot set (a build passes "
+        "keywords only)"
+        for key in fit.positional_only
+    ]
+    problems += [
+        f"unexpected keyword {key!r}" + (f" (closest match: {near!r})" if near else "")
+        for key, near in fit.unknown
+    ]
+    told = {key for key, _ in fit.unknown}  # misspellings named above with their match
+    problems += [
+        f"missing required keyword {name!r}"
+        + (f" (closest match: {near!r})" if near and near not in told else "")
+        for name, near in fit.missing
+    ]
+    problems += [
+        f"required positional-only parameter {name!r} cannot be given by a config"
+        for name in fit.missing_positional_only
+        if name not in fit.positional_only  # given, and named above
+    ]
     if not problems:
         return None
-    listed = [_describe_parameter(param) for param in accepted.values()]
-    listed += [f"**{param.name}" for param in params.values() if param.kind is param.VAR_KEYWORD]
+    listed = [_describe_parameter(parameter) for parameter in fit.accepted]
+    if fit.var_keyword is not None:
+        listed.append(f"**{fit.var_keyword}")
     return "; ".join(problems) + f"; accepted parameters: {', '.join(listed) or 'none'}"
 
 

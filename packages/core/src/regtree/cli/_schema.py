@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._registry import Registry
-from ..config._validate import signature_of
+from .._signatures import signature_of
 from ..naming import origin, registry_label
 from ._roots import iter_tree
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any
 
 from .._miss import LookupMiss, RegistryNode, check_registry
 from .._scope import check_scope, current_scope, default_scope
-from ..naming import closest, origin, registry_label
+from .._signatures import fit_keywords, signature_of
+from ..naming import origin, registry_label
 
 if TYPE_CHECKING:  # inspect is imported by a check that needs it: `import regtree` stays light
     from inspect import Signature
@@ -311,55 +312,49 @@ class _Checker:
         signature = signature_of(target)
         if signature is None:
             return
-        from inspect import Parameter
-
-        parameters = signature.parameters.values()
-        takes_any = any(p.kind is Parameter.VAR_KEYWORD for p in parameters)
-        keywords = [
-            p.name
-            for p in parameters
-            if p.kind in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
-        ]
+        fit = fit_keywords(signature, given)
         shown = _describe_target(type_value, target)
-        # A misspelt required keyword is one mistake: report the misspelling, not also the miss.
-        corrected: set[str] = set()
-        for key in given:
-            if not isinstance(key, str):
-                self.add(
-                    (*path, str(key)),
-                    "unknown-keyword",
-                    f"keyword {key!r} of {shown} is not a str; keywords are names",
-                )
-            elif key not in keywords and not takes_any:
-                close = tuple(closest(key, keywords, count=1))
-                corrected.update(close)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                accepted = ", ".join(keywords) or "none"
-                self.add(
-                    (*path, key),
-                    "unknown-keyword",
-                    f"{shown} takes no keyword {key!r}{hint} (accepted: {accepted})",
-                    close,
-                )
+        keywords = [parameter.name for parameter in fit.accepted]
+        accepted = ", ".join(keywords) or "none"
+        for key in fit.not_str:
+            self.add(
+                (*path, str(key)),
+                "unknown-keyword",
+                f"keyword {key!r} of {shown} is not a str; keywords are names",
+            )
+        for key in fit.positional_only:
+            self.add(
+                (*path, key),
+                "unknown-keyword",
+                f"{shown} takes {key!r} only by position, which a config cannot give "
+                f"(accepted: {accepted})",
+            )
+        for key, near in fit.unknown:
+            hint = f"; did you mean {near!r}?" if near else ""
+            self.add(
+                (*path, key),
+                "unknown-keyword",
+                f"{shown} takes no keyword {key!r}{hint} (accepted: {accepted})",
+                () if near is None else (near,),
+            )
         self._check_values(signature, given, path)
-        for parameter in parameters:
-            if parameter.default is not Parameter.empty:
+        # A misspelt required keyword is one mistake: reported as the misspelling, not again.
+        corrected = {near for _, near in fit.unknown}
+        for name, near in fit.missing:
+            if name in corrected:
                 continue
-            if parameter.kind in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY):
-                if parameter.name in given or parameter.name in corrected:
-                    continue
-                self.add(
-                    (*path, parameter.name),
-                    "missing-keyword",
-                    f"{shown} needs {parameter.name!r}, which the config does not give",
-                )
-            elif parameter.kind is Parameter.POSITIONAL_ONLY:
-                self.add(
-                    (*path, parameter.name),
-                    "missing-keyword",
-                    f"{shown} needs the positional-only argument {parameter.name!r}, "
-                    "which a config cannot give",
-                )
+            hint = f" (the config gives {near!r}; did you mean {name!r}?)" if near else ""
+            self.add(
+                (*path, name),
+                "missing-keyword",
+                f"{shown} needs {name!r}, which the config does not give{hint}",
+            )
+        for name in fit.missing_positional_only:
+            self.add(
+                (*path, name),
+                "missing-keyword",
+                f"{shown} needs the positional-only argument {name!r}, which a config cannot give",
+            )
 
     def _check_values(
         self, signature: Signature, given: Mapping[Any, object], path: tuple[str | int, ...]
@@ -385,97 +380,6 @@ def _describe_target(type_value: object, target: Callable[..., object]) -> str:
     if isinstance(type_value, str):
         return f"{type_value!r} ({where})"
     return where
-
-
-# Initializers that take (*args, **kwargs) only to refuse any: torch's nn.Module.__init__, which a
-# module without an __init__ of its own inherits (unless it sets call_super_init). Named, not
-# imported: the core imports no torch.
-_REFUSING_INITS: Final = frozenset({("torch.nn.modules.module", "Module.__init__")})
-
-
-def signature_of(target: Callable[..., object]) -> Signature | None:
-    """Return the signature a config is checked against, annotations evaluated where they can be.
-
-    Annotations are evaluated parameter by parameter: one that names what only the type checker
-    sees (a class imported under ``TYPE_CHECKING``, with ``from __future__ import annotations``)
-    stays a string, which accepts anything, and the others are still checked.
-
-    Args:
-        target: The class or callable a config names.
-
-    Returns:
-        Its signature, or None where it has none (some builtins and extension types).
-    """
-    from inspect import Signature, signature
-
-    init = getattr(target, "__init__", None)
-    refusing = (getattr(init, "__module__", None), getattr(init, "__qualname__", None))
-    if isinstance(target, type) and refusing in _REFUSING_INITS:
-        if not getattr(target, "call_super_init", False):
-            return Signature()  # what the class takes is what it refuses: nothing
-        # nn.Module.__init__ passes what it is given on to the next __init__ of the MRO.
-        mro = target.__mro__
-        start = next(i for i, cls in enumerate(mro) if vars(cls).get("__init__") is init)
-        following = next(cls for cls in mro[start + 1 :] if "__init__" in vars(cls))
-        return Signature() if following is object else signature_of(following)
-    try:
-        written = signature(target)
-    except (TypeError, ValueError):  # builtins and some extension types have none
-        return None
-    # Each name that no namespace has stands for an _Unresolved, and evaluation is tried again,
-    # so one such name (a loop, bounded by the names the annotations hold) spoils no other check.
-    unresolved: dict[str, _Unresolved] = {}
-    while True:
-        try:
-            evaluated = signature(target, eval_str=True, locals=unresolved)
-        except NameError as exc:
-            if not exc.name or exc.name in unresolved:
-                return written
-            unresolved[exc.name] = _Unresolved()
-        except Exception:  # an annotation that fails otherwise: keep the strings, check nothing
-            return written
-        else:
-            break
-    if not unresolved:
-        return evaluated
-    parameters = [
-        parameter.replace(annotation=written.parameters[name].annotation)
-        if _mentions_unresolved(parameter.annotation)
-        else parameter
-        for name, parameter in evaluated.parameters.items()
-    ]
-    returned = evaluated.return_annotation
-    if _mentions_unresolved(returned):
-        returned = written.return_annotation
-    return evaluated.replace(parameters=parameters, return_annotation=returned)
-
-
-class _Unresolved:
-    """A name in an annotation that only the type checker sees: whatever is built on it is it."""
-
-    def __getattr__(self, name: str) -> _Unresolved:
-        if name.startswith("__"):  # typing probes dunders; this is no typing object
-            raise AttributeError(name)
-        return self
-
-    def __getitem__(self, item: object) -> _Unresolved:
-        return self
-
-    def __call__(self, *args: object, **kwargs: object) -> _Unresolved:
-        return self
-
-    def __or__(self, other: object) -> _Unresolved:
-        return self
-
-    __ror__ = __or__
-
-
-def _mentions_unresolved(annotation: object) -> bool:
-    if isinstance(annotation, _Unresolved):
-        return True
-    if isinstance(annotation, list | tuple):  # Callable[[X], Y] holds a list
-        return any(_mentions_unresolved(arg) for arg in annotation)
-    return any(_mentions_unresolved(arg) for arg in get_args(annotation))
 
 
 def _shown(value: object) -> str:
