@@ -350,6 +350,7 @@ class DefaultOptimizerConstructor:
         _check_buildable(self.optimizer_cfg)
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is planned
+        given = model
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
@@ -361,12 +362,17 @@ class DefaultOptimizerConstructor:
         info: OptimizerInfo = resolved.info
         lr_at: dict[str, dict[int, Any]] = {}
         if scheduler is not None and at is not None:
-            # The optimizer whose schedule is stepped is built from this plan's groups, which
-            # are the ones __call__ builds: the rules run (and warn) once, and nothing is
-            # frozen, so explain leaves the model as it found it. Copies, since torch fills in
-            # a group's defaults, which the rows below must not show as set.
-            _check_has_parameters(model, plan, info)
-            built = self._build([dict(group) for group in plan.groups])
+            if type(self).__call__ is DefaultOptimizerConstructor.__call__:
+                # The optimizer whose schedule is stepped is built from this plan's groups,
+                # which are the ones __call__ builds: the rules run (and warn) once, and nothing
+                # is frozen. Copies, since torch fills in a group's defaults, which the rows
+                # below must not show as set.
+                _check_has_parameters(model, plan, info)
+                built = self._build([dict(group) for group in plan.groups])
+            else:
+                # An overridden __call__ may return another optimizer than these groups
+                # describe (SPEC 3.4: the lr the real optimizer has), so it builds this one.
+                built = self._built_unfrozen(given)
             lr_at = lr_at_by_name(built, scheduler, at)
         cfg = self.optimizer_cfg
         if shapes is None and any(is_fsdp_flattened(p.param) for p in plan.placements):
@@ -389,6 +395,15 @@ class DefaultOptimizerConstructor:
                 )
             )
         return Explanation(rows)
+
+    def _built_unfrozen(self, model: nn.Module) -> Optimizer:
+        """``self(model)``, with the ``requires_grad`` flags building changed given back."""
+        trained = [(param, param.requires_grad) for param in model.parameters()]
+        try:
+            return self(model)
+        finally:
+            for param, requires_grad in trained:
+                param.requires_grad_(requires_grad)
 
 
 def _check_has_parameters(model: nn.Module, plan: GroupPlan, info: OptimizerInfo) -> None:
