@@ -16,7 +16,7 @@ from regtree import NotRegisteredError
 from regtree.config import validate_config
 from regtree.naming import origin
 
-from ._compose import rule_label
+from ._compose import product
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
 from ._module_kinds import module_children, module_kind, unwrap_model
@@ -24,8 +24,9 @@ from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import (
     DEFAULT_PARAMWISE_KEYS,
     ParamwiseRules,
-    factor_of,
     resolve_rules,
+    rule_label,
+    set_value_factors,
     settings_key,
 )
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
@@ -579,8 +580,7 @@ def _legacy_placements(
 
     A group the walk filed keeps what decided it (every rule that applied, their products, why
     it is frozen). A group the override appended itself, or changed after the walk filed it, is
-    the override's: its lr and weight decay were set, not multiplied, and count as
-    ``factor_of`` the base.
+    the override's: its lr and weight decay were set, not multiplied (``set_value_factors``).
     """
     params = group["params"]
     options = {key: value for key, value in group.items() if key not in ("params", "param_names")}
@@ -594,10 +594,7 @@ def _legacy_placements(
         return [planned]
     rule = override if planned is None else rule_label(planned.rule, override)
     lr_mult, decay_mult = (
-        factor_of(options[option], baseline[option])
-        if option in options and baseline.get(option) is not None
-        else 1.0
-        for option in ("lr", "weight_decay")
+        product(set_value_factors(options, option, baseline)) for option in ("lr", "weight_decay")
     )
     return [
         Placement(name, param, rule, index, lr_mult, decay_mult)
