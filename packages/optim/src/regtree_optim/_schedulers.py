@@ -322,16 +322,14 @@ def _describe(index: int, cfg: Mapping[str, Any]) -> str:
     return f"phase {index} ({_shown_type(cfg)})"
 
 
-def _bound(index: int, cfg: Mapping[str, Any], key: str) -> int | None:
+def _bound(where: str, cfg: Mapping[str, Any], key: str) -> int | None:
     value = cfg.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"{_describe(index, cfg)}: {key} must be a step number (an int), got {value!r}"
-        )
+        raise TypeError(f"{where}: {key} must be a step number (an int), got {value!r}")
     if value < 0:
-        raise ValueError(f"{_describe(index, cfg)}: {key} must be >= 0, got {value}")
+        raise ValueError(f"{where}: {key} must be >= 0, got {value}")
     return value
 
 
@@ -343,13 +341,21 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
     ``total_iters`` default to ``end - begin`` where the scheduler takes them.
 
     Raises:
-        TypeError: the config is neither a mapping nor a list of mappings, or a bound is not
-            an int.
+        TypeError: the config is neither a mapping nor a list of mappings, a bound is not an
+            int, or a scheduler that needs a length (``T_max``) has neither it nor an ``end``.
         ValueError: an empty list, phases that are not contiguous (naming both), a phase that
             ends where it begins or earlier, or a schedule that does not begin at step 0.
     """
     items = _phase_list(cfg)
-    given = [(_bound(i, item, "begin"), _bound(i, item, "end")) for i, item in enumerate(items)]
+    # Messages name a phase by its index; a mapping is no list of phases, but the config.
+    if isinstance(cfg, Mapping):
+        names = [f"the scheduler config ({_shown_type(cfg)})"]
+    else:
+        names = [_describe(index, item) for index, item in enumerate(items)]
+    given = [
+        (_bound(name, item, "begin"), _bound(name, item, "end"))
+        for name, item in zip(names, items, strict=True)
+    ]
     _check_handovers(items, given)
     begins: list[int] = []
     ends: list[int | None] = []
@@ -361,26 +367,26 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
             end = given[index + 1][0]
         if index == 0 and begin != 0:
             raise ValueError(
-                f"{_describe(0, items[0])} begins at step {begin}, but a schedule starts at "
+                f"{names[0]} begins at step {begin}, but a schedule starts at "
                 "step 0; begin it at 0, or put a ConstantLR phase with factor=1.0 before it to "
                 "hold the lr until then"
             )
         if end is not None and end <= begin:
             raise ValueError(
-                f"{_describe(index, items[index])} ends at step {end}, not after its begin "
+                f"{names[index]} ends at step {end}, not after its begin "
                 f"{begin}; a phase must last at least one step"
             )
         begins.append(begin)
         ends.append(end)
     phases = []
-    for index, (item, begin, end) in enumerate(zip(items, begins, ends, strict=True)):
+    for name, item, begin, end in zip(names, items, begins, ends, strict=True):
         phase = {key: value for key, value in item.items() if key not in ("begin", "end")}
-        _default_length(index, phase, begin, end)
+        _default_length(name, phase, begin, end)
         phases.append(phase)
     return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
 
 
-def _default_length(index: int, phase: dict[str, Any], begin: int, end: int | None) -> None:
+def _default_length(where: str, phase: dict[str, Any], begin: int, end: int | None) -> None:
     """Give a phase's scheduler its length, ``end - begin``, where the config leaves it out."""
     name = _type_name(phase)
     length_key = _LENGTH_KEYS.get(name)
@@ -395,9 +401,10 @@ def _default_length(index: int, phase: dict[str, Any], begin: int, end: int | No
     if parameter is None or parameter.default not in (inspect.Parameter.empty, None):
         return  # torch's own default length (LinearLR's total_iters=5), or not ours to judge
     alternatives = f" (or {' and '.join(others)})" if others else ""
-    raise ValueError(
-        f"{_describe(index, phase)} has no {length_key} and no end to take it from; give the "
-        f"phase an end (its {length_key} defaults to end - begin) or {length_key}{alternatives}"
+    # A TypeError, as torch's own for a missing argument (StepLR without step_size).
+    raise TypeError(
+        f"{where} has no {length_key} and no end to take it from; give {length_key}"
+        f"{alternatives}, or an end (its {length_key} defaults to end - begin)"
     )
 
 
@@ -505,7 +512,8 @@ def build_scheduler(
         The scheduler.
 
     Raises:
-        TypeError: a config that is not a mapping or a list of mappings.
+        TypeError: a config that is not a mapping or a list of mappings, or a scheduler without
+            a length it needs (``T_max``, ``step_size``).
         ValueError: phases that are not contiguous, or ``eta_min`` and ``eta_min_ratio`` together.
     """
     schedule = plan_schedule(cfg)
