@@ -104,6 +104,77 @@ def test_explain_freezes_nothing_and_gives_the_unscheduled_rows(freezing: dict[s
     assert any("frozen by" in row.rule for row in rows)
 
 
+class _HalvesTheLr(DefaultOptimizerConstructor):
+    # Overrides __call__: the optimizer it returns is not the one its groups describe.
+    def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+        optimizer = super().__call__(model)
+        for group in optimizer.param_groups:
+            group["lr"] = group["lr"] * 0.5
+        return optimizer
+
+
+class _OwnConvGroups(DefaultOptimizerConstructor):
+    # An mmcv-era add_params override that places the last conv in a group of its own.
+    def add_params(
+        self,
+        params: list[dict[str, Any]],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        if prefix == "2":
+            assert self.base_lr is not None
+            params.append({"params": list(module.parameters()), "lr": self.base_lr * 5})
+            return
+        super().add_params(params, module, prefix, is_dcn_module)
+
+
+_ROUTED_CFG: dict[str, Any] = {
+    "type": "RoutedOptimizer",
+    "optimizers": {"a": {"type": "AdamW", "lr": 0.01}, "b": {"type": "SGD", "lr": 0.1}},
+    "default": "a",
+}
+
+
+@pytest.mark.parametrize(
+    "constructor",
+    [
+        _HalvesTheLr(OPTIMIZER_CFG, PARAMWISE_CFG),
+        _OwnConvGroups(OPTIMIZER_CFG, PARAMWISE_CFG),
+        DefaultOptimizerConstructor(
+            _ROUTED_CFG, {"rules": [{"match": "2.*", "optimizer": "b", "lr_mult": 3.0}]}
+        ),
+    ],
+    ids=["__call__ override", "add_params override", "RoutedOptimizer"],
+)
+def test_lr_columns_equal_the_lr_of_the_optimizer_the_constructor_returns(
+    constructor: DefaultOptimizerConstructor,
+) -> None:
+    at = [0, 1, 50, 599]
+    rows = constructor.explain(_model(), scheduler=SCHEDULE, at=at)
+    optimizer = constructor(_model())
+    scheduler = build_scheduler(optimizer, SCHEDULE)
+    for step in range(max(at) + 1):
+        if step:
+            optimizer.step()  # no gradients: nothing moves
+            scheduler.step()
+        if step in at:
+            real = {name: g["lr"] for g in optimizer.param_groups for name in g["param_names"]}
+            assert {row.name: row.lr_at[step] for row in rows} == real, step
+
+
+def test_an_overridden_call_leaves_the_model_as_it_found_it() -> None:
+    # Its optimizer is built with __call__, which freezes what the rules freeze: given back.
+    model = _model()
+    constructor = _HalvesTheLr(OPTIMIZER_CFG, {"rules": [{"match": "0.*", "freeze": True}]})
+    rows = constructor.explain(model, scheduler=SCHEDULE, at=[0, 300])
+    assert all(param.requires_grad for param in model.parameters())
+    assert [(row.name, row.rule) for row in rows] == [
+        (row.name, row.rule) for row in constructor.explain(model)
+    ]
+    assert any("frozen by" in row.rule for row in rows)
+
+
 class _Shared(nn.Module):
     def __init__(self) -> None:
         super().__init__()

@@ -449,11 +449,28 @@ _SELECTORS_AND_EFFECTS = (
             + _SELECTORS_AND_EFFECTS,
         ),
         (
-            # lr and weight_decay are no rule's to set: never offered, nor as the closest key.
+            # lr and weight_decay are no rule's to set: a near miss is told what to use instead.
             SGD,
             {"rules": [{"name": "bias", "weight_decy": 0.5}]},
             ValueError,
-            f"{_RULE} has unknown key 'weight_decy'. {_SELECTORS_AND_EFFECTS}",
+            f"{_RULE} has unknown key 'weight_decy', and the closest, 'weight_decay', is one a "
+            "rule may not set: a rule multiplies the weight decay: use decay_mult. "
+            + _SELECTORS_AND_EFFECTS,
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "lrr": 0.5}]},
+            ValueError,
+            f"{_RULE} has unknown key 'lrr', and the closest, 'lr', is one a rule may not set: "
+            f"a rule multiplies the lr: use lr_mult. {_SELECTORS_AND_EFFECTS}",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "param_name": ["x"]}]},
+            ValueError,
+            f"{_RULE} has unknown key 'param_name', and the closest, 'param_names', is one a "
+            "rule may not set: parameter names are filled in by the constructor. "
+            + _SELECTORS_AND_EFFECTS,
         ),
         (
             SGD,

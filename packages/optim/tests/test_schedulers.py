@@ -171,21 +171,32 @@ def test_one_cycle_lr_with_epochs_keeps_them() -> None:
         ("OneCycleLR", "total_steps", r" \(or epochs and steps_per_epoch\)"),
     ],
 )
-def test_a_last_phase_without_end_or_length_names_the_phase_and_what_to_give(
-    kind: str, length: str, alternatives: str
+@pytest.mark.parametrize("phased", [True, False], ids=["last phase", "mapping"])
+def test_a_scheduler_without_end_or_length_is_a_type_error_naming_it_and_what_to_give(
+    kind: str, length: str, alternatives: str, phased: bool
 ) -> None:
-    phases = [{"type": "ConstantLR", "factor": 0.5, "end": 5}, {"type": kind, "max_lr": 0.5}]
-    if kind != "OneCycleLR":
-        del phases[1]["max_lr"]
-    optimizer = _optimizer()
-    before = [dict(group) for group in optimizer.param_groups]
+    # A TypeError, as torch's own for a missing argument (StepLR without step_size).
+    last = {"type": kind, "max_lr": 0.5} if kind == "OneCycleLR" else {"type": kind}
+    cfg: Any = [{"type": "ConstantLR", "factor": 0.5, "end": 5}, last] if phased else last
+    where = rf"phase 1 \({kind}\)" if phased else rf"the scheduler config \({kind}\)"
     with pytest.raises(
-        ValueError,
-        match=rf"phase 1 \({kind}\) has no {length} and no end to take it from; give the phase "
-        rf"an end \(its {length} defaults to end - begin\) or {length}{alternatives}$",
+        TypeError,
+        match=rf"^{where} has no {length} and no end to take it from; give {length}"
+        rf"{alternatives}, or an end \(its {length} defaults to end - begin\)$",
     ):
-        build_scheduler(optimizer, phases)
-    assert [dict(group) for group in optimizer.param_groups] == before
+        build_scheduler(_optimizer(), cfg)
+
+
+def test_a_mapping_without_a_required_length_is_a_type_error_as_torch_s() -> None:
+    with pytest.raises(TypeError, match=r"missing required keyword 'step_size'"):
+        build_scheduler(_optimizer(), {"type": "StepLR"})
+
+
+def test_a_mapping_s_bad_bound_names_the_scheduler_config() -> None:
+    with pytest.raises(
+        TypeError, match=r"^the scheduler config \(LinearLR\): end must be a step number"
+    ):
+        build_scheduler(_optimizer(), {"type": "LinearLR", "end": 2.5})
 
 
 def test_a_last_phase_without_end_keeps_torch_s_default_length() -> None:

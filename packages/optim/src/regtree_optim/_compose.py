@@ -21,7 +21,7 @@ from torch import nn
 from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
 from ._module_kinds import is_depthwise, module_kind
-from ._paramwise import DEFAULT_RULE, Decision, ParamwiseRules
+from ._paramwise import Decision, ParamwiseRules, rule_label
 from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
@@ -33,7 +33,6 @@ __all__ = [
     "compose_decisions",
     "placed_elsewhere_note",
     "product",
-    "rule_label",
 ]
 
 
@@ -43,15 +42,6 @@ def product(factors: tuple[Any, ...]) -> Any:
     for factor in factors:
         result = result * factor
     return result
-
-
-def _labels(*rules: str) -> list[str]:
-    return [rule for rule in rules if rule != DEFAULT_RULE]
-
-
-def rule_label(*rules: str) -> str:
-    """What decided, as explain names it: each rule that applied, in order, else ``default``."""
-    return ", ".join(_labels(*rules)) or DEFAULT_RULE
 
 
 def _multiplied(settings: dict[str, Any], option: str, factors: tuple[Any, ...]) -> None:
@@ -134,7 +124,7 @@ class Prepared:
         settings: 3.2's settings with the selected rules applied.
         lr_factors: The lr multipliers so far, in order.
         decay_factors: The weight-decay multipliers so far, in order.
-        labels: What decided so far, as ``explain`` names it.
+        labels: What decided so far, as ``explain`` names it (``rule_label`` joins them).
         route: The sub-optimizer, or None.
     """
 
@@ -319,7 +309,7 @@ class RuleStage:
         settings = dict(decision.settings)
         lr_factors = list(decision.lr_factors)
         decay_factors = list(decision.decay_factors)
-        labels = _labels(decision.rule)
+        labels = [decision.rule]
         route = decision.route
         for rule in selected:
             if rule.lr_mult is not None:
@@ -353,7 +343,7 @@ class RuleStage:
             labels += (hook,)
         return self._rules.decision(
             settings,
-            ", ".join(labels) or DEFAULT_RULE,
+            rule_label(*labels),
             lr_factors=lr_factors,
             decay_factors=decay_factors,
             route=prepared.route,

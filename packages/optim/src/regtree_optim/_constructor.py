@@ -16,7 +16,7 @@ from regtree import NotRegisteredError
 from regtree.config import validate_config
 from regtree.naming import origin
 
-from ._compose import rule_label
+from ._compose import product
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
 from ._module_kinds import module_children, module_kind, unwrap_model
@@ -24,8 +24,9 @@ from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import (
     DEFAULT_PARAMWISE_KEYS,
     ParamwiseRules,
-    factor_of,
     resolve_rules,
+    rule_label,
+    set_value_factors,
     settings_key,
 )
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
@@ -350,6 +351,7 @@ class DefaultOptimizerConstructor:
         _check_buildable(self.optimizer_cfg)
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is planned
+        given = model
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
@@ -361,12 +363,17 @@ class DefaultOptimizerConstructor:
         info: OptimizerInfo = resolved.info
         lr_at: dict[str, dict[int, Any]] = {}
         if scheduler is not None and at is not None:
-            # The optimizer whose schedule is stepped is built from this plan's groups, which
-            # are the ones __call__ builds: the rules run (and warn) once, and nothing is
-            # frozen, so explain leaves the model as it found it. Copies, since torch fills in
-            # a group's defaults, which the rows below must not show as set.
-            _check_has_parameters(model, plan, info)
-            built = self._build([dict(group) for group in plan.groups])
+            if type(self).__call__ is DefaultOptimizerConstructor.__call__:
+                # The optimizer whose schedule is stepped is built from this plan's groups,
+                # which are the ones __call__ builds: the rules run (and warn) once, and nothing
+                # is frozen. Copies, since torch fills in a group's defaults, which the rows
+                # below must not show as set.
+                _check_has_parameters(model, plan, info)
+                built = self._build([dict(group) for group in plan.groups])
+            else:
+                # An overridden __call__ may return another optimizer than these groups
+                # describe (SPEC 3.4: the lr the real optimizer has), so it builds this one.
+                built = self._built_unfrozen(given)
             lr_at = lr_at_by_name(built, scheduler, at)
         cfg = self.optimizer_cfg
         if shapes is None and any(is_fsdp_flattened(p.param) for p in plan.placements):
@@ -389,6 +396,15 @@ class DefaultOptimizerConstructor:
                 )
             )
         return Explanation(rows)
+
+    def _built_unfrozen(self, model: nn.Module) -> Optimizer:
+        """``self(model)``, with the ``requires_grad`` flags building changed given back."""
+        trained = [(param, param.requires_grad) for param in model.parameters()]
+        try:
+            return self(model)
+        finally:
+            for param, requires_grad in trained:
+                param.requires_grad_(requires_grad)
 
 
 def _check_has_parameters(model: nn.Module, plan: GroupPlan, info: OptimizerInfo) -> None:
@@ -564,8 +580,7 @@ def _legacy_placements(
 
     A group the walk filed keeps what decided it (every rule that applied, their products, why
     it is frozen). A group the override appended itself, or changed after the walk filed it, is
-    the override's: its lr and weight decay were set, not multiplied, and count as
-    ``factor_of`` the base.
+    the override's: its lr and weight decay were set, not multiplied (``set_value_factors``).
     """
     params = group["params"]
     options = {key: value for key, value in group.items() if key not in ("params", "param_names")}
@@ -579,10 +594,7 @@ def _legacy_placements(
         return [planned]
     rule = override if planned is None else rule_label(planned.rule, override)
     lr_mult, decay_mult = (
-        factor_of(options[option], baseline[option])
-        if option in options and baseline.get(option) is not None
-        else 1.0
-        for option in ("lr", "weight_decay")
+        product(set_value_factors(options, option, baseline)) for option in ("lr", "weight_decay")
     )
     return [
         Placement(name, param, rule, index, lr_mult, decay_mult)

@@ -30,6 +30,8 @@ __all__ = [
     "ParamwiseRules",
     "factor_of",
     "resolve_rules",
+    "rule_label",
+    "set_value_factors",
 ]
 
 _MULT_KEYS: Final[tuple[str, ...]] = (
@@ -76,6 +78,26 @@ def factor_of(value: Any, base: Any) -> Any:
         return value / base
     except ZeroDivisionError:
         return 1.0 if value == 0 else math.copysign(math.inf, value)
+
+
+def set_value_factors(
+    options: Mapping[str, Any], option: str, baseline: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """The factors explain counts for an option that ``options`` sets rather than multiplies.
+
+    ``(factor_of(value, base),)``, the base being what a parameter no rule touches gets (the
+    config's value, else the optimizer's default); none where ``options`` does not set it or
+    there is no base.
+    """
+    base = baseline.get(option)
+    if option not in options or base is None:
+        return ()
+    return (factor_of(options[option], base),)
+
+
+def rule_label(*rules: str) -> str:
+    """What decided, as explain names it: each rule that applied, in order, else ``default``."""
+    return ", ".join(rule for rule in rules if rule != DEFAULT_RULE) or DEFAULT_RULE
 
 
 def _hashable(value: object) -> Hashable:
@@ -295,7 +317,7 @@ class ParamwiseRules:
                     decay_factors = (mult,)
         return self.decision(
             settings,
-            ", ".join(applied) or DEFAULT_RULE,
+            rule_label(*applied),
             lr_factors=lr_factors,
             decay_factors=decay_factors,
         )
@@ -459,11 +481,9 @@ def _entry_factors(
     options: Mapping[str, Any], option: str, mult: Any, baseline: Mapping[str, Any]
 ) -> tuple[Any, ...]:
     # A custom key's factors for explain. Its own lr (or weight_decay) replaces base * mult, as
-    # mmengine copies it over: it counts as value / base, the base being what a parameter no
-    # rule touches gets (the config's value, else the optimizer's default).
+    # mmengine copies it over.
     if option in options:
-        base = baseline.get(option)
-        return () if base is None else (factor_of(options[option], base),)
+        return set_value_factors(options, option, baseline)
     return () if mult is None else (mult,)
 
 

@@ -404,10 +404,19 @@ def _sort_keys(
         if key in _RESERVED:
             raise ValueError(f"{where} sets {key!r}, which a rule may not set: {_RESERVED[key]}.")
         if accepted_options is not None and key not in accepted_options:
-            # Only what a rule may set: lr and weight_decay are the optimizer's, not a rule's.
+            # Only what a rule may set is offered; a near miss of what it may not (lr,
+            # weight_decay) is told why not and what to use instead.
             settable = sorted(accepted_options.difference(_RESERVED))
-            hint = closest(key, [*_SELECTORS, *_EFFECTS, *settable], count=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
+            hint = closest(key, [*_SELECTORS, *_EFFECTS, *settable, *_RESERVED], count=1)
+            if not hint:
+                suggestion = "."
+            elif hint[0] in _RESERVED:
+                suggestion = (
+                    f", and the closest, {hint[0]!r}, is one a rule may not set: "
+                    f"{_RESERVED[hint[0]]}."
+                )
+            else:
+                suggestion = f"; did you mean {hint[0]!r}?"
             raise ValueError(
                 f"{where} has unknown key {key!r}{suggestion} A rule holds selectors "
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "

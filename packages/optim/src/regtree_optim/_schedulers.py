@@ -58,11 +58,47 @@ _OTHER_LENGTH_KEYS: Final[dict[str, tuple[str, ...]]] = {
 _NESTING: Final[frozenset[str]] = frozenset({"SequentialLR", "ChainedScheduler"})
 
 
-def _scaled(base_lrs: Sequence[float | torch.Tensor], ratio: float, cosine: float) -> list[Any]:
-    # Every group's lr is its initial lr times one float, so the ratios between groups are those
-    # of the initial lrs, rounded once (SPEC 3.4); floor + (base - floor) * cosine in real numbers.
-    curve = ratio + (1 - ratio) * cosine
+# Two lrs of one group are taken for the same point of a curve within this relative tolerance.
+# What separates them is rounding: each lr is an initial lr times the curve, perhaps times a
+# chained scheduler's factor, and is divided by its initial lr to compare, each step rounding by
+# at most 2**-53; 1e-14 (about 90 such roundings) takes them all in, while any change a
+# scheduler or a person makes on purpose is far larger, and SPEC 3.4's ratios hold to 1e-12.
+_SAME_POINT: Final = 1e-14
+
+
+def _close(value: Any, expected: Any) -> bool:
+    return bool(abs(value - expected) <= _SAME_POINT * abs(expected))
+
+
+def _curve(ratio: float, cosine: float) -> float:
+    # floor + (base - floor) * cosine in real numbers, for an initial lr of 1.
+    return ratio + (1 - ratio) * cosine
+
+
+def _scaled(base_lrs: Sequence[float | torch.Tensor], curve: Any) -> list[Any]:
+    # Every group's lr is its initial lr times one value, so the ratios between groups are those
+    # of the initial lrs, rounded once (SPEC 3.4).
     return [base_lr * curve for base_lr in base_lrs]
+
+
+def _one_curve(lrs: Sequence[Any], base_lrs: Sequence[Any]) -> Any | None:
+    """The one value each group's lr is of its initial lr, or None where the groups differ.
+
+    Groups differ where something changed them apart (a scheduler with one factor per group, a
+    hand-set lr), or where none has an initial lr other than 0 to tell the value by.
+    """
+    curve = None
+    for lr, base_lr in zip(lrs, base_lrs, strict=True):
+        if bool(base_lr == 0):
+            if bool(lr != 0):
+                return None
+            continue
+        point = lr / base_lr
+        if curve is None:
+            curve = point
+        elif not _close(point, curve):
+            return None
+    return curve
 
 
 def _check_floor_options(
@@ -94,7 +130,10 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
     closed form, so the ratios between groups hold at every step, however long the schedule.
     Where something else changed the lr since the last step (another scheduler of a
     ``ChainedScheduler``, or a hand-set lr), it takes torch's recursive form, which composes
-    with that change, each group with its own floor.
+    with that change, each group with its own floor: computed once for every group where the
+    change left each group's lr the same multiple of its initial lr (a warm-up does), so the
+    ratios still hold, else group by group. Once the lr is on the closed form's curve again (as a
+    warm-up ends where there is no floor; at the floor where there is), it takes the closed form.
 
     Args:
         optimizer: The optimizer.
@@ -123,43 +162,49 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
 
     def get_lr(self) -> list[float | torch.Tensor]:
         """Return each group's initial lr times the curve, or torch's recursive form (see above)."""
-        ratio = self.eta_min_ratio
-        if ratio is None:
+        if self.eta_min_ratio is None:
             return super().get_lr()
         torch_schedulers._warn_get_lr_called_within_step(self)
-        groups = self.optimizer.param_groups
+        lrs = [group["lr"] for group in self.optimizer.param_groups]
         # Newer torch marks the initial step with _is_initial; older releases knew it by epoch 0.
         if getattr(self, "_is_initial", self.last_epoch == 0):
-            return [group["lr"] for group in groups]
-        on_curve = all(
-            bool(group["lr"] == lr)
-            for group, lr in zip(groups, self._lrs_at(self.last_epoch - 1), strict=True)
-        )
-        if on_curve or (self._step_count == 1 and self.last_epoch > 0):
+            return lrs
+        if self._step_count == 1 and self.last_epoch > 0:
+            return self._get_closed_form_lr()  # resumed at last_epoch: torch's closed form
+        curve = _one_curve(lrs, self.base_lrs)
+        if curve is None:
+            return self._recursive(lrs, self.base_lrs)
+        if _close(curve, self._curve_at(self.last_epoch - 1)):
             return self._get_closed_form_lr()
-        floors = [base_lr * ratio for base_lr in self.base_lrs]
+        # Each group's lr is one multiple of its initial lr: one recursive step for them all.
+        return _scaled(self.base_lrs, self._recursive([curve], [1.0])[0])
+
+    def _recursive(self, lrs: Sequence[Any], base_lrs: Sequence[Any]) -> list[Any]:
+        """One step of torch's recursive form from ``lrs``, each floor ``base_lr * ratio``."""
+        assert self.eta_min_ratio is not None  # only the eta_min_ratio path asks
+        floors = [base_lr * self.eta_min_ratio for base_lr in base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            rise = (1 - math.cos(math.pi / self.T_max)) / 2
             return [
-                group["lr"] + (base_lr - floor) * (1 - math.cos(math.pi / self.T_max)) / 2
-                for base_lr, floor, group in zip(self.base_lrs, floors, groups, strict=True)
+                lr + (base_lr - floor) * rise
+                for lr, base_lr, floor in zip(lrs, base_lrs, floors, strict=True)
             ]
         factor = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
             1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
         )
-        return [
-            factor * (group["lr"] - floor) + floor
-            for floor, group in zip(floors, groups, strict=True)
-        ]
+        return [factor * (lr - floor) + floor for lr, floor in zip(lrs, floors, strict=True)]
 
     def _get_closed_form_lr(self) -> list[float | torch.Tensor]:
         if self.eta_min_ratio is None:
             return super()._get_closed_form_lr()
         return self._lrs_at(self.last_epoch)
 
-    def _lrs_at(self, step: int) -> list[Any]:
+    def _curve_at(self, step: int) -> float:
         assert self.eta_min_ratio is not None  # only the eta_min_ratio path asks
-        cosine = (1 + math.cos(math.pi * step / self.T_max)) / 2
-        return _scaled(self.base_lrs, self.eta_min_ratio, cosine)
+        return _curve(self.eta_min_ratio, (1 + math.cos(math.pi * step / self.T_max)) / 2)
+
+    def _lrs_at(self, step: int) -> list[Any]:
+        return _scaled(self.base_lrs, self._curve_at(step))
 
 
 class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
@@ -198,7 +243,7 @@ class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
             return super().get_lr()
         torch_schedulers._warn_get_lr_called_within_step(self)
         cosine = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-        return _scaled(self.base_lrs, self.eta_min_ratio, cosine)
+        return _scaled(self.base_lrs, _curve(self.eta_min_ratio, cosine))
 
 
 _OURS: Final[dict[str, type]] = {
@@ -277,16 +322,14 @@ def _describe(index: int, cfg: Mapping[str, Any]) -> str:
     return f"phase {index} ({_shown_type(cfg)})"
 
 
-def _bound(index: int, cfg: Mapping[str, Any], key: str) -> int | None:
+def _bound(where: str, cfg: Mapping[str, Any], key: str) -> int | None:
     value = cfg.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"{_describe(index, cfg)}: {key} must be a step number (an int), got {value!r}"
-        )
+        raise TypeError(f"{where}: {key} must be a step number (an int), got {value!r}")
     if value < 0:
-        raise ValueError(f"{_describe(index, cfg)}: {key} must be >= 0, got {value}")
+        raise ValueError(f"{where}: {key} must be >= 0, got {value}")
     return value
 
 
@@ -298,13 +341,21 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
     ``total_iters`` default to ``end - begin`` where the scheduler takes them.
 
     Raises:
-        TypeError: the config is neither a mapping nor a list of mappings, or a bound is not
-            an int.
+        TypeError: the config is neither a mapping nor a list of mappings, a bound is not an
+            int, or a scheduler that needs a length (``T_max``) has neither it nor an ``end``.
         ValueError: an empty list, phases that are not contiguous (naming both), a phase that
             ends where it begins or earlier, or a schedule that does not begin at step 0.
     """
     items = _phase_list(cfg)
-    given = [(_bound(i, item, "begin"), _bound(i, item, "end")) for i, item in enumerate(items)]
+    # Messages name a phase by its index; a mapping is no list of phases, but the config.
+    if isinstance(cfg, Mapping):
+        names = [f"the scheduler config ({_shown_type(cfg)})"]
+    else:
+        names = [_describe(index, item) for index, item in enumerate(items)]
+    given = [
+        (_bound(name, item, "begin"), _bound(name, item, "end"))
+        for name, item in zip(names, items, strict=True)
+    ]
     _check_handovers(items, given)
     begins: list[int] = []
     ends: list[int | None] = []
@@ -316,26 +367,26 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
             end = given[index + 1][0]
         if index == 0 and begin != 0:
             raise ValueError(
-                f"{_describe(0, items[0])} begins at step {begin}, but a schedule starts at "
+                f"{names[0]} begins at step {begin}, but a schedule starts at "
                 "step 0; begin it at 0, or put a ConstantLR phase with factor=1.0 before it to "
                 "hold the lr until then"
             )
         if end is not None and end <= begin:
             raise ValueError(
-                f"{_describe(index, items[index])} ends at step {end}, not after its begin "
+                f"{names[index]} ends at step {end}, not after its begin "
                 f"{begin}; a phase must last at least one step"
             )
         begins.append(begin)
         ends.append(end)
     phases = []
-    for index, (item, begin, end) in enumerate(zip(items, begins, ends, strict=True)):
+    for name, item, begin, end in zip(names, items, begins, ends, strict=True):
         phase = {key: value for key, value in item.items() if key not in ("begin", "end")}
-        _default_length(index, phase, begin, end)
+        _default_length(name, phase, begin, end)
         phases.append(phase)
     return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
 
 
-def _default_length(index: int, phase: dict[str, Any], begin: int, end: int | None) -> None:
+def _default_length(where: str, phase: dict[str, Any], begin: int, end: int | None) -> None:
     """Give a phase's scheduler its length, ``end - begin``, where the config leaves it out."""
     name = _type_name(phase)
     length_key = _LENGTH_KEYS.get(name)
@@ -350,9 +401,10 @@ def _default_length(index: int, phase: dict[str, Any], begin: int, end: int | No
     if parameter is None or parameter.default not in (inspect.Parameter.empty, None):
         return  # torch's own default length (LinearLR's total_iters=5), or not ours to judge
     alternatives = f" (or {' and '.join(others)})" if others else ""
-    raise ValueError(
-        f"{_describe(index, phase)} has no {length_key} and no end to take it from; give the "
-        f"phase an end (its {length_key} defaults to end - begin) or {length_key}{alternatives}"
+    # A TypeError, as torch's own for a missing argument (StepLR without step_size).
+    raise TypeError(
+        f"{where} has no {length_key} and no end to take it from; give {length_key}"
+        f"{alternatives}, or an end (its {length_key} defaults to end - begin)"
     )
 
 
@@ -460,7 +512,8 @@ def build_scheduler(
         The scheduler.
 
     Raises:
-        TypeError: a config that is not a mapping or a list of mappings.
+        TypeError: a config that is not a mapping or a list of mappings, or a scheduler without
+            a length it needs (``T_max``, ``step_size``).
         ValueError: phases that are not contiguous, or ``eta_min`` and ``eta_min_ratio`` together.
     """
     schedule = plan_schedule(cfg)
