@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
+import types
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from regtree import LookupMiss, NotRegisteredError, _plugins, default_scope, load_plugins
+from regtree import LookupMiss, NotRegisteredError, Registry, _plugins, default_scope, load_plugins
 
 from .conftest import PLUGIN_HOST, PLUGIN_SOURCE, MakeDistribution, PluginHost, Tree
 
@@ -137,9 +139,13 @@ def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
     # force and makes a registry of a second scope; a helper module it imports succeeds.
     kept = type("Kept", (), {})
     plugin_host.root.register_module(name="Replaced", module=kept)
-    # An entry from before the import whose module is not imported either: not the import's.
+    # An entry and a registry from before the import whose module is not imported either:
+    # neither is the import's.
     earlier = type("Earlier", (), {"__module__": "plug_side_long_gone"})
     plugin_host.root.register_module(module=earlier)
+    namespace: dict[str, Any] = {"__name__": "plug_side_long_gone", "Registry": Registry}
+    namespace["root"] = plugin_host.root
+    exec("OLD = Registry('model', parent=root, scope='plug_side_old')", namespace)
     helper = (
         f"from {PLUGIN_HOST} import host\n"
         "@host.root.register_module()\nclass FromHelper:\n    pass\n"
@@ -165,7 +171,7 @@ def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
     root = plugin_host.root
     assert root.get("LeakRoot") is None
     assert root.get("Replaced") is kept
-    assert list(root.children) == []
+    assert list(root.children) == ["plug_side_old"]
     assert root.get("plug_side_extra.ExtraThing") is None
     # The helper's module is still imported, so its entry stays, as for a failed location.
     assert root.get("FromHelper") is sys.modules["plug_side_helper"].FromHelper
@@ -173,6 +179,38 @@ def test_a_failed_plugin_takes_back_what_it_left_in_other_registries(
     with pytest.raises(NotRegisteredError) as missed:
         root.build({"type": "LeakRot"})
     assert "LeakRoot" not in str(missed.value)
+
+
+def test_a_lookup_waits_for_a_filling_plugin_outside_location_imports_only(
+    monkeypatch: pytest.MonkeyPatch, module_dir: Path
+) -> None:
+    # A plugin is filling scope 'wf' (as another thread would): lookups wait for it,
+    # except inside a location import, nested ones too, and again once they have ended.
+    waited: list[str] = []
+    monkeypatch.setattr(_plugins.PluginCatalog, "importing", lambda self, scope: scope == "wf")
+    monkeypatch.setattr(
+        _plugins.PluginCatalog, "load", lambda self, scope: not waited.append(scope)
+    )
+    root: Registry[Any] = Registry("model", scope="wait_root")
+    Registry("model", parent=root, scope="wf")
+    host = types.ModuleType("wait_host")
+    host.root, host.seen = root, []  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "wait_host", host)
+    (module_dir / "wait_outer.py").write_text(
+        "from wait_host import root, seen\n"
+        "root.get('wait_inner_locs.Anything')\n"  # imports another registry's locations first
+        "seen.append(root.get('wf.Thing'))\n"
+    )
+    (module_dir / "wait_inner.py").write_text(
+        "from wait_host import root, seen\nseen.append(root.get('wf.Thing'))\n"
+    )
+    Registry("model", parent=root, scope="wait_outer_locs", locations=["wait_outer"])
+    Registry("model", parent=root, scope="wait_inner_locs", locations=["wait_inner"])
+    root.get("wait_outer_locs.Anything")
+    assert host.seen == [None, None]  # type: ignore[attr-defined]
+    assert waited == []
+    root.get("wf.Thing")
+    assert waited == ["wf"]
 
 
 def test_a_failed_plugin_leaves_a_registry_that_a_module_still_imported_made(
