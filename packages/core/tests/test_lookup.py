@@ -240,6 +240,27 @@ def test_a_failed_location_s_partials_and_forced_replacements_are_taken_back(
         assert registry.module_dict == {"Old": dict}
 
 
+def test_a_failed_location_takes_back_what_it_left_in_other_registries(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # As a failed plugin: its entry in the parent and the child it made leave with it.
+    body = (
+        "from regtree import Registry\n"
+        "registry.parent.register_module(name='Leaked', module=type('Leaked', (), {}))\n"
+        "Registry('model', parent=registry.parent, scope='loc_made')\n"
+        "raise RuntimeError('the real error')\n"
+    )
+    _write_location(module_dir, "loc_wide", body)
+    root: Registry[Any] = Registry("model", scope="loc_root")
+    registry: Registry[Any] = Registry("model", parent=root, scope="loc", locations=["loc_wide"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    for _ in range(2):  # the retry meets the real error, not an AlreadyRegisteredError
+        with pytest.raises(RuntimeError, match="the real error"):
+            registry.get("Anything")
+        assert list(root.module_dict) == []
+        assert list(root.children) == ["loc"]
+
+
 def test_many_distinct_misses_never_hide_a_later_registration(tree: Tree) -> None:
     keys = [f"Missing{number}" for number in range(5_000)]
     assert all(tree.little.get(key) is None for key in keys)

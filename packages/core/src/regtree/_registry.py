@@ -490,22 +490,20 @@ class Registry(RegistryBase, Generic[T]):
                 self._importing_locations = False
 
     def _import_location(self, location: str) -> None:
-        before = dict(self._module_dict)
+        take_back = _watch_import()
         try:
             __import__(location)
         except Exception as exc:
-            self._take_back_dropped(before)
+            take_back()
             add_note(
                 exc, f"regtree: while importing location {location!r} of {registry_label(self)}"
             )
             raise
 
     def _take_back_dropped(self, before: dict[str, Any]) -> None:
-        # What a failed import bound here from modules that Python dropped with it: the next
-        # lookup runs those modules again, and their first run's entries would clash with the
-        # second's, hiding the error behind an AlreadyRegisteredError. An entry of a module
-        # still imported (a helper the location imported, another thread's class) stays: no
-        # import would bring it back.
+        # What a failed import bound here from modules that Python dropped with it (see
+        # _watch_import). An entry of a module still imported (a helper it imported, another
+        # thread's class) stays: no import would bring it back.
         entries = self._module_dict
         with self._root._lock:
             changed = [
@@ -696,13 +694,15 @@ _ROOTS: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
 _IN_LOCATIONS = threading.local()
 
 
-def _watch_plugin_import() -> Callable[[], None]:
-    """Note every tree's entries as a plugin import begins; return what undoes its leftovers.
+def _watch_import() -> Callable[[], None]:
+    """Note every tree as an import (a location's, a plugin's) begins; return its undoing.
 
-    Run if the import raises: Python drops the modules it was running, so their entries and the
-    registries they made are taken back (an entry of a module still imported stays, as for a
-    failed location), and every tree forgets what its lookups found, since a scope whose plugin
-    failed now answers with the import error.
+    Run if the import raises: Python drops the modules it was running, and the next import runs
+    them again, whose first run's entries would clash with the second's and hide the error
+    behind an AlreadyRegisteredError. So their entries in any registry, their forced
+    replacements and the registries they made are taken back (an entry or a registry of a
+    module still imported stays), and every tree forgets what its lookups found: a scope whose
+    plugin failed now answers with the import error.
     """
     # Each registry kept with its entries, so that no id is reused while the import runs.
     trees = [
@@ -732,7 +732,7 @@ def _watch_plugin_import() -> Callable[[], None]:
     return take_back
 
 
-_plugins.import_watchers.append(_watch_plugin_import)
+_plugins.import_watchers.append(_watch_import)
 
 
 def _put_back(entries: dict[str, Any], changed: list[tuple[str, object]]) -> None:
