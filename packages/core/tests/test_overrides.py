@@ -252,6 +252,12 @@ def test_an_override_of_base_is_refused_bases_are_set_in_files(path: Path, overr
         load_config(path, [override])
 
 
+@pytest.mark.parametrize("value", ["1", "yes", "[true]"])
+def test_a_delete_in_an_override_value_must_be_a_bool_as_in_a_file(path: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"override .*_delete_ must be true or false, not "):
+        load_config(path, [f"model.backbone={{_delete_: {value}, depth: 1}}"])
+
+
 @pytest.mark.parametrize("override", ["+model._delete_=true", "++model.backbone._delete_=true"])
 def test_an_override_of_delete_is_refused_an_override_replaces(path: Path, override: str) -> None:
     with pytest.raises(ConfigError, match=r"override .*'_delete_' marks a mapping in a file"):

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # The files a composed tree was made of, with their content.
     Fingerprint: TypeAlias = tuple[tuple[str, bytes], ...]
 
-__all__ = ["BASE_KEY", "DELETE_KEY", "MAX_LEVELS", "compose"]
+__all__ = ["BASE_KEY", "DELETE_KEY", "MAX_LEVELS", "compose", "delete_flag_problem"]
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
@@ -269,16 +269,22 @@ def _pop_delete(filename: str, table: dict[str, Any]) -> bool:
     flag = table.pop(DELETE_KEY, _MISSING)
     if flag is _MISSING:
         return False
+    problem = delete_flag_problem(flag)
+    if problem is not None:
+        raise ConfigError(filename, problem, line_of(origin_of(flag)))
+    return bool(leaf_value(flag))
+
+
+def delete_flag_problem(flag: object) -> str | None:
+    """Say why a ``_delete_`` value (a node or plain data) is not a bool; None where it is."""
     value = leaf_value(flag)
-    if isinstance(flag, dict | list) or not isinstance(value, bool):
-        shown = "a mapping or list" if isinstance(flag, dict | list) else value
-        raise ConfigError(
-            filename,
-            f"_delete_ must be true or false, not {shown!r} (true replaces the base's mapping "
-            "instead of merging into it)",
-            line_of(origin_of(flag)),
-        )
-    return value
+    if not isinstance(flag, dict | list) and isinstance(value, bool):
+        return None
+    shown = "a mapping or list" if isinstance(flag, dict | list) else value
+    return (
+        f"_delete_ must be true or false, not {shown!r} (true replaces the base's mapping "
+        "instead of merging into it)"
+    )
 
 
 def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | None) -> object:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._flow import FlowError, parse_flow_value
-from ._inherit import BASE_KEY, DELETE_KEY
+from ._inherit import BASE_KEY, DELETE_KEY, delete_flag_problem
 from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
 
 if TYPE_CHECKING:
@@ -187,9 +187,16 @@ def _check_no_marker(parts: list[str]) -> None:
 
 
 def _without_delete(value: object) -> object:
-    """An override's value without ``_delete_`` keys: an override replaces whatever it sets."""
+    """An override's value without ``_delete_`` keys: an override replaces whatever it sets.
+
+    Raises:
+        PathProblem: a ``_delete_`` that is not a bool, which a file would refuse too.
+    """
     if isinstance(value, dict):
-        value.pop(DELETE_KEY, None)
+        if DELETE_KEY in value:
+            problem = delete_flag_problem(value.pop(DELETE_KEY))
+            if problem is not None:
+                raise PathProblem(problem)
         for item in value.values():
             _without_delete(item)
     elif isinstance(value, list):
