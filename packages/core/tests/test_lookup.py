@@ -240,6 +240,34 @@ def test_a_failed_location_s_partials_and_forced_replacements_are_taken_back(
         assert registry.module_dict == {"Old": dict}
 
 
+def test_a_failed_location_takes_back_what_it_registered_of_other_modules(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # A partial of another module's function and an instance of another module's class are
+    # the failed module's by who registered them: a retry meets the real error, not a clash.
+    # What a helper it imported registered stays: the helper is still imported.
+    _write_location(
+        module_dir,
+        "loc_foreign_helper",
+        "import functools\n"
+        "registry.register_module(name='helped', module=functools.partial(max, 0))\n",
+    )
+    body = (
+        "import functools, operator\n"
+        "import loc_foreign_helper\n"
+        "registry.register_module(name='ConvNoBias', module=functools.partial(min, 0))\n"
+        "registry.register_module(name='first', module=operator.itemgetter(0))\n"
+        "raise RuntimeError('the real error')\n"
+    )
+    _write_location(module_dir, "loc_foreign", body)
+    registry: Registry[Any] = Registry("model", scope="loc", locations=["loc_foreign"])
+    location_host.registry = registry  # type: ignore[attr-defined]
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="the real error"):
+            registry.get("ConvNoBias")
+        assert list(registry) == ["helped"]
+
+
 def test_a_failed_location_takes_back_what_it_left_in_other_registries(
     location_host: types.ModuleType, module_dir: Path
 ) -> None:

@@ -241,12 +241,13 @@ def test_a_failed_plugin_leaves_a_registry_that_a_module_still_imported_made(
     assert list(shared.module_dict) == ["FromHelper"]
 
 
-def test_a_failed_plugin_leaves_an_entry_whose_module_cannot_be_read(
+def test_a_failed_plugin_takes_back_by_who_registered_even_an_unreadable_module(
     make_distribution: MakeDistribution, plugin_host: PluginHost
 ) -> None:
-    # Whether an object's module was dropped cannot be told without its __module__: it stays.
-    source = (
-        f"from {PLUGIN_HOST} import host\n"
+    # An object whose __module__ cannot be read, a partial of another module's function: the
+    # plugin module registered them, so they leave with it. The same kinds of object that the
+    # helper it imported registered stay: the helper is still imported.
+    hostile = (
         "class Hostile:\n"
         "    def __getattribute__(self, name):\n"
         "        if name == '__module__':\n"
@@ -254,15 +255,30 @@ def test_a_failed_plugin_leaves_an_entry_whose_module_cannot_be_read(
         "        return object.__getattribute__(self, name)\n"
         "    def __call__(self):\n"
         "        return 1\n"
-        "host.root.register_module(name='Hostile', module=Hostile())\n"
+    )
+    helper = (
+        f"from {PLUGIN_HOST} import host\n"
+        "import functools\n"
+        f"{hostile}"
+        "host.root.register_module(name='HelperHostile', module=Hostile())\n"
+        "host.root.register_module(name='helper_partial', module=functools.partial(max, 0))\n"
+    )
+    source = (
+        f"from {PLUGIN_HOST} import host\n"
+        "import functools\n"
+        "import plug_hostile_helper\n"
+        "host.root.register_module(name='Hostile', module=plug_hostile_helper.Hostile())\n"
+        "host.root.register_module(name='partial', module=functools.partial(min, 0))\n"
         "raise ModuleNotFoundError('plug_hostile needs libqux')\n"
     )
     make_distribution(
-        "regtree-plug-hostile", {"plug_hostile": "plug_hostile"}, {"plug_hostile": source}
+        "regtree-plug-hostile",
+        {"plug_hostile": "plug_hostile"},
+        {"plug_hostile": source, "plug_hostile_helper": helper},
     )
     with pytest.raises(ModuleNotFoundError, match="needs libqux"):
         plugin_host.root.get("plug_hostile.Thing")
-    assert plugin_host.root.get("Hostile") is not None
+    assert list(plugin_host.root.module_dict) == ["HelperHostile", "helper_partial"]
 
 
 def test_a_plugin_that_adds_no_registry_for_its_scope_is_a_clear_miss(

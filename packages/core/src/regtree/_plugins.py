@@ -30,12 +30,12 @@ __all__ = ["ENTRY_POINT_GROUP", "PluginCatalog", "catalog", "import_watchers", "
 
 ENTRY_POINT_GROUP = "regtree.scopes"
 
-# Each is called as a plugin's import begins, and what it returns is called if the import
-# raises, before the import's waiters wake: the registry layer takes back what the import left
-# in the registries (Python drops its modules, and a retry would meet their first run's
-# entries) and drops what its lookups remember, since a scope whose plugin failed now answers
-# with the import error.
-import_watchers: list[Callable[[], Callable[[], object]]] = []
+# Each is called as a plugin's import begins, and what it returns is called as the import ends,
+# with whether it failed (before the import's waiters wake): where it failed, the registry layer
+# takes back what the import left in the registries (Python drops its modules, and a retry would
+# meet their first run's entries) and drops what its lookups remember, since a scope whose
+# plugin failed now answers with the import error.
+import_watchers: list[Callable[[], Callable[[bool], object]]] = []
 
 # How often a thread waiting for another thread's plugin import checks that the wait can end.
 # The importing thread may be blocked in the import system on a module that the waiting thread is
@@ -128,9 +128,9 @@ class PluginCatalog:
         job = self._claim(scope, entries)
         if job is None:
             return True
-        take_backs: list[Callable[[], object]] = []
+        ends: list[Callable[[bool], object]] = []
         try:
-            take_backs.extend(watch() for watch in tuple(import_watchers))
+            ends.extend(watch() for watch in tuple(import_watchers))
             for entry in entries:
                 _import_entry_point(entry, self._group)
         except BaseException as exc:
@@ -141,12 +141,14 @@ class PluginCatalog:
                 deadlock = _is_import_deadlock(exc)
                 if not deadlock and isinstance(exc, Exception):
                     self.failed[scope] = (_distribution_name(entries[0]), exc)
-            for take_back in take_backs:
-                take_back()
+            for end in ends:
+                end(True)
             job.done.set()
             if deadlock:
                 return True
             raise
+        for end in ends:
+            end(False)
         with self._lock:
             self._loaded.add(scope)
             del self._imports[scope]

@@ -490,26 +490,32 @@ class Registry(RegistryBase, Generic[T]):
                 self._importing_locations = False
 
     def _import_location(self, location: str) -> None:
-        take_back = _watch_import()
+        end_watch = _watch_import()
+        failed = True
         try:
             __import__(location)
+            failed = False
         except Exception as exc:
-            take_back()
             add_note(
                 exc, f"regtree: while importing location {location!r} of {registry_label(self)}"
             )
             raise
+        finally:
+            end_watch(failed)
 
-    def _take_back_dropped(self, before: dict[str, Any]) -> None:
+    def _take_back_dropped(self, before: dict[str, Any], dropped: set[tuple[str, int]]) -> None:
         # What a failed import bound here from modules that Python dropped with it (see
-        # _watch_import). An entry of a module still imported (a helper it imported, another
-        # thread's class) stays: no import would bring it back.
+        # _watch_import): an object of such a module, or one such a module registered (the
+        # ``(name, id(object))`` pairs of ``dropped``: a partial of another module's function,
+        # an instance of another module's class). An entry that a module still imported bound
+        # (a helper it imported, another thread) stays: no import would bring it back.
         entries = self._module_dict
         with self._root._lock:
             changed = [
                 (name, before.get(name, _FREE))
                 for name, obj in list(entries.items())  # one step: no registration midway
-                if before.get(name, _FREE) is not obj and _dropped_by_python(obj)
+                if before.get(name, _FREE) is not obj
+                and ((name, id(obj)) in dropped or _dropped_by_python(obj))
             ]
             for name, held in changed:
                 if held is _FREE:
@@ -622,6 +628,8 @@ class Registry(RegistryBase, Generic[T]):
                 if holder is not module:
                     raise self._clash(names[0], holder, module)
             self._forget()
+            if _WATCHING:  # an import is running (see _watch_import)
+                _note_registration(self, names, module)
             return module
         with self._root._lock:
             # Several names, all or none, or a forced replacement. Only the setdefault above
@@ -654,6 +662,8 @@ class Registry(RegistryBase, Generic[T]):
                 self._forget()  # after a take-back too: the names were visible meanwhile
         if clash is not None:
             raise self._clash(*clash, module)  # outside the lock: it runs the objects' code
+        if _WATCHING:
+            _note_registration(self, names, module)
         return module
 
     def _clash(self, name: str, holder: object, module: object) -> AlreadyRegisteredError:
@@ -694,42 +704,90 @@ _ROOTS: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
 _IN_LOCATIONS = threading.local()
 
 
-def _watch_import() -> Callable[[], None]:
-    """Note every tree as an import (a location's, a plugin's) begins; return its undoing.
+# What each import in progress (a location's, a plugin's, in any thread) has seen registered:
+# (registry, name, object, the module that registered it), by id of its list. _WATCHING says
+# whether any is in progress: a registration reads one bool otherwise (a dict's truth was
+# measurably slower on the register row, where regtree is within 10% of mmengine).
+_JOURNALS: dict[int, list[tuple[Registry[Any], str, object, object]]] = {}
+_WATCHING = False
+_JOURNALS_LOCK = threading.Lock()
 
-    Run if the import raises: Python drops the modules it was running, and the next import runs
-    them again, whose first run's entries would clash with the second's and hide the error
-    behind an AlreadyRegisteredError. So their entries in any registry, their forced
-    replacements and the registries they made are taken back (an entry or a registry of a
-    module still imported stays), and every tree forgets what its lookups found: a scope whose
-    plugin failed now answers with the import error.
+
+def _note_registration(registry: Registry[Any], names: tuple[str, ...], module: object) -> None:
+    """Record a registration in every journal of an import in progress (see _watch_import)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back  # register_module, a decorator: regtree's own frames
+    by = None if frame is None else frame.f_globals.get("__name__")
+    for journal in tuple(_JOURNALS.values()):
+        journal.extend((registry, name, module, by) for name in names)
+
+
+def _journals_change(journal: list[Any], *, add: bool) -> None:
+    global _WATCHING
+    with _JOURNALS_LOCK:  # the flag and the dict change together, whichever thread ends last
+        if add:
+            _JOURNALS[id(journal)] = journal
+        else:
+            del _JOURNALS[id(journal)]
+        _WATCHING = bool(_JOURNALS)
+
+
+def _watch_import() -> Callable[[bool], None]:
+    """Note every tree as an import (a location's, a plugin's) begins; return its ending.
+
+    Call what it returns when the import ends, with whether it failed. Where it failed, Python
+    dropped the modules it was running, and the next import runs them again, whose first run's
+    entries would clash with the second's and hide the error behind an AlreadyRegisteredError.
+    So what those modules registered or defined, in any registry, their forced replacements and
+    the registries they made are taken back (an entry or a registry of a module still imported
+    stays), and every tree forgets what its lookups found: a scope whose plugin failed now
+    answers with the import error.
     """
     # Each registry kept with its entries, so that no id is reused while the import runs.
     trees = [
         (root, {id(registry): (registry, dict(registry._module_dict)) for registry in root.walk()})
         for root in list(_ROOTS)
     ]
+    journal: list[tuple[Registry[Any], str, object, object]] = []
+    _journals_change(journal, add=True)
 
-    def take_back() -> None:
-        for root, before in trees:
-            tree = root.walk()
-            for registry in tree:  # a new registry too: one a module still imported made
-                registry._take_back_dropped(before.get(id(registry), (registry, {}))[1])
-            made = {
-                id(registry): registry
-                for registry in tree
-                if id(registry) not in before
-                and isinstance(registry._made_in, str)
-                and registry._made_in not in sys.modules
-            }
-            for registry in made.values():
-                parent = registry._parent
-                if parent is not None and id(parent) not in made:  # the topmost of each branch
-                    parent._disown(registry)
-        for root in list(_ROOTS):
-            root._forget()
+    def end(failed: bool) -> None:
+        _journals_change(journal, add=False)
+        if failed:
+            _take_back(trees, journal)
 
-    return take_back
+    return end
+
+
+def _take_back(
+    trees: list[tuple[Registry[Any], dict[int, tuple[Registry[Any], dict[str, Any]]]]],
+    journal: list[tuple[Registry[Any], str, object, object]],
+) -> None:
+    # Where a module that Python dropped registered: (registry id) -> {(name, id(object))}.
+    dropped: dict[int, set[tuple[str, int]]] = {}
+    for registry, name, obj, by in journal:
+        if not (isinstance(by, str) and by in sys.modules):
+            dropped.setdefault(id(registry), set()).add((name, id(obj)))
+    for root, before in trees:
+        tree = root.walk()
+        for registry in tree:  # a new registry too: one a module still imported made
+            registry._take_back_dropped(
+                before.get(id(registry), (registry, {}))[1], dropped.get(id(registry), set())
+            )
+        made = {
+            id(registry): registry
+            for registry in tree
+            if id(registry) not in before
+            and isinstance(registry._made_in, str)
+            and registry._made_in not in sys.modules
+        }
+        for registry in made.values():
+            parent = registry._parent
+            if parent is not None and id(parent) not in made:  # the topmost of each branch
+                parent._disown(registry)
+    for root in list(_ROOTS):
+        root._forget()
 
 
 _plugins.import_watchers.append(_watch_import)
