@@ -767,7 +767,7 @@ def _take_back(
     # Where a module that Python dropped registered: (registry id) -> {(name, id(object))}.
     dropped: dict[int, set[tuple[str, int]]] = {}
     for registry, name, obj, by in journal:
-        if not (isinstance(by, str) and by in sys.modules):
+        if isinstance(by, str) and by not in sys.modules:  # unknown (no module): it stays
             dropped.setdefault(id(registry), set()).add((name, id(obj)))
     for root, before in trees:
         tree = root.walk()
