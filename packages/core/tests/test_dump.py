@@ -92,3 +92,54 @@ def test_any_text_reads_back_as_written(
 ) -> None:
     cfg = {"s": text, key: {key: [text, text]}}
     assert reloaded(tmp_path_factory.mktemp(file_format), cfg, file_format) == cfg
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_a_tuple_is_written_as_a_list(tmp_path: Path, file_format: str) -> None:
+    # As SPEC 5.3 reads a Python config's tuples; YAML wrote '(1, 2)', which read back as text.
+    cfg: dict[str, object] = {"size": (1333, 800), "nested": [("a", (1.5,))], "empty": ()}
+    assert reloaded(tmp_path, cfg, file_format) == {
+        "size": [1333, 800],
+        "nested": [["a", [1.5]]],
+        "empty": [],
+    }
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+@pytest.mark.parametrize("value", [{1, 2}, b"raw", object(), 1j])
+def test_a_value_that_is_not_plain_data_is_a_dump_error_naming_it(
+    file_format: str, value: object
+) -> None:
+    # TOML and YAML wrote its str(), JSON raised its own TypeError without the path.
+    kind = type(value).__name__
+    with pytest.raises(DumpError, match=rf"'model\.opts\.1' is .* \({kind}\), which"):
+        dump_config({"model": {"opts": [1, value]}}, file_format)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_a_key_that_is_not_a_str_is_a_dump_error_naming_it(file_format: str) -> None:
+    # JSON wrote 1 as "1" and TOML raised a TypeError: neither reads back as given.
+    with pytest.raises(DumpError, match=r"a key of 'a' is 1 \(int\); .* write it as '1'"):
+        dump_config({"a": {1: "x"}}, file_format)
+    with pytest.raises(DumpError, match=r"a key of the top level is None \(NoneType\)"):
+        dump_config({None: 1}, file_format)
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_a_config_that_is_not_a_mapping_is_a_type_error(file_format: str) -> None:
+    with pytest.raises(TypeError, match="a dict at the top, got list"):
+        dump_config([1, 2], file_format)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("file_format", ["toml", "yaml"])
+def test_an_origin_with_a_line_break_stays_in_its_comment(tmp_path: Path, file_format: str) -> None:
+    # An origin is a path, which may hold any character: a raw line break started a line of data.
+    cfg: dict[str, object] = {"a": 1, "l": [{"x": 2}, [3]]}
+    origins = {"a": "dir\nb: 2/c.yaml:1", "l.0.x": "x\ny = 3", "l.1.0": "w\r\nz"}
+    text = dump_config(cfg, file_format, origins)
+    assert "dir\\nb: 2/c.yaml:1" in text
+    if file_format == "yaml":
+        pytest.importorskip("yaml")
+    path = tmp_path / f"cfg.{file_format}"
+    path.write_text(text, encoding="utf-8")
+    assert load_config(path) == cfg

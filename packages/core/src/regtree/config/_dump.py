@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 
 from ._bounds import not_unicode
 from ._scalars import resolve_plain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
+    from typing import Any
 
 __all__ = ["DUMP_FORMATS", "DumpError", "dump_config"]
 
@@ -39,6 +41,9 @@ _SHORT_ESCAPES = {
     "\f": "\\f",
     "\r": "\\r",
 }
+# A comment keeps quotes and backslashes as they are: only characters that are not printable
+# (a line break would start a line of data) are escaped there.
+_COMMENT_ESCAPES = {char: code for char, code in _SHORT_ESCAPES.items() if char not in '"\\'}
 
 
 class DumpError(ValueError):
@@ -62,8 +67,11 @@ def dump_config(
 
     Raises:
         DumpError: The format cannot hold a value: None in TOML (which has no null), NaN or an
-            infinity in JSON (which has neither), a key or str that is not Unicode text (a lone
-            surrogate) in any; or the config nests too deeply to write.
+            infinity in JSON (which has neither), in any a key that is not a str, a value that
+            is not plain data (a set, bytes, another object; a tuple is written as a list) or a
+            key or str that is not Unicode text (a lone surrogate); or the config nests too
+            deeply to write.
+        TypeError: ``cfg`` is not a mapping.
         ValueError: ``file_format`` is not one of `DUMP_FORMATS`.
     """
     if file_format not in DUMP_FORMATS:
@@ -80,7 +88,14 @@ def dump_config(
 
 
 def _dump(cfg: Mapping[str, object], file_format: str, origins: Mapping[str, str] | None) -> str:
-    _check_writable(cfg, file_format)
+    if isinstance(cfg, Mapping) and not isinstance(cfg, dict):
+        cfg = dict(cfg)
+    if not isinstance(cfg, dict):
+        raise TypeError(
+            f"dump_config writes a config, a dict at the top, got {type(cfg).__name__}; pass "
+            "what load_config returns, or wrap the value in a dict"
+        )
+    cfg = _writable((), cfg, file_format)
     if file_format == "json":
         data = cfg if origins is None else _with_origins(cfg, (), origins)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -93,23 +108,37 @@ def _dump(cfg: Mapping[str, object], file_format: str, origins: Mapping[str, str
     return "\n".join(lines) + "\n"
 
 
-def _check_writable(cfg: Mapping[str, object], file_format: str) -> None:
-    """Refuse the first value, in the config's order, that ``file_format`` cannot hold."""
-    stack: list[tuple[tuple[str | int, ...], object]] = [((), cfg)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, dict):
-            for key in value:
-                problem = not_unicode(str(key))
-                if problem is not None:
-                    raise DumpError(f"a key of {_dotted(path) or 'the top level'!r}: {problem}")
-            stack.extend(((*path, key), item) for key, item in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend(((*path, index), value[index]) for index in reversed(range(len(value))))
-        else:
-            problem = _unwritable(_dotted(path), value, file_format)
+def _writable(path: tuple[str | int, ...], value: object, file_format: str) -> Any:
+    """The value with its tuples as lists; refuse the first part, in order, the format can't hold.
+
+    Every format reads back only plain data (dicts with str keys, lists, str, int, float, bool,
+    None), so anything else would come back as something else: a tuple comes back as a list,
+    as SPEC 5.3 reads a Python config's tuples; a set or another object is refused.
+    """
+    if isinstance(value, dict):
+        where = repr(_dotted(path)) if path else "the top level"
+        for key in value:
+            if not isinstance(key, str):
+                raise DumpError(
+                    f"a key of {where} is {key!r} ({type(key).__name__}); a config's keys are "
+                    f"str, which {file_format} reads back; write it as {str(key)!r}"
+                )
+            problem = not_unicode(key)
             if problem is not None:
-                raise DumpError(problem)
+                raise DumpError(f"a key of {where}: {problem}")
+        return {key: _writable((*path, key), item, file_format) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_writable((*path, index), item, file_format) for index, item in enumerate(value)]
+    if value is not None and not isinstance(value, str | int | float):  # bool is an int
+        raise DumpError(
+            f"{_dotted(path)!r} is {value!r} ({type(value).__name__}), which {file_format} "
+            "cannot hold and read back; a config holds dicts, lists, str, int, float, bool and "
+            "None: convert it to one of them"
+        )
+    problem = _unwritable(_dotted(path), value, file_format)
+    if problem is not None:
+        raise DumpError(problem)
+    return value
 
 
 def _unwritable(dotted: str, value: object, file_format: str) -> str | None:
@@ -149,7 +178,7 @@ def _comment(path: tuple[str | int, ...], origins: Mapping[str, str] | None) -> 
     if origins is None:
         return ""
     origin = origins.get(_dotted(path))
-    return f"  # {origin}" if origin else ""
+    return f"  # {_escaped(origin)}" if origin else ""
 
 
 # --- YAML -------------------------------------------------------------------------------------
@@ -238,18 +267,26 @@ def _yaml_str(text: str) -> str:
 
 def _quoted(text: str) -> str:
     """A double-quoted string that YAML 1.2 and TOML both read back as ``text``."""
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    parts = ['"']
+    return f'"{_escaped(text, _SHORT_ESCAPES)}"'
+
+
+def _escaped(text: str, escapes: Mapping[str, str] = _COMMENT_ESCAPES) -> str:
+    """``text`` with the characters of ``escapes`` and every character not printable escaped.
+
+    In quotes, the quote and the backslash too; in a comment (an origin, which holds a path),
+    only what would end the comment's line or be read as other than text.
+    """
+    if text.isprintable() and not any(char in text for char in escapes):
+        return text
+    parts = []
     for char in text:
-        if char in _SHORT_ESCAPES:
-            parts.append(_SHORT_ESCAPES[char])
+        if char in escapes:
+            parts.append(escapes[char])
         elif char.isprintable():
             parts.append(char)
         else:
             code = ord(char)
             parts.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    parts.append('"')
     return "".join(parts)
 
 
@@ -301,7 +338,7 @@ def _inline_comment(path: tuple[str | int, ...], value: object, origins: Mapping
         return _comment(path, origins)
     prefix = _dotted(path) + "."
     found = dict.fromkeys(o for p, o in origins.items() if p.startswith(prefix))
-    return f"  # {', '.join(found)}" if found else ""
+    return f"  # {_escaped(', '.join(found))}" if found else ""
 
 
 def _toml_key(key: str) -> str:
