@@ -124,6 +124,36 @@ def test_tilde_on_a_missing_key_is_an_error(path: Path) -> None:
         load_config(path, ["~model.nek"])
 
 
+def test_a_path_with_nothing_close_lists_the_keys_where_it_leaves_the_config(path: Path) -> None:
+    # What would work: the keys the path could go on with, and '+' for one that goes on.
+    with pytest.raises(ConfigError, match=r"no key 'model\.xq\.q' \('model' holds type, depth, "):
+        load_config(path, ["model.xq.q=2"])
+    with pytest.raises(ConfigError, match=r"\); '\+model\.xq\.q=\.\.\.' would add it$"):
+        load_config(path, ["model.xq.q=2"])
+    with pytest.raises(ConfigError, match=r"no key 'optimizer\.zz' \('optimizer' holds lr\)$"):
+        load_config(path, ["~optimizer.zz"])
+    with pytest.raises(ConfigError, match=r"no key 'zz' \(the top level holds model, optimizer"):
+        load_config(path, ["~zz"])
+    # Deeper down, only the key that is missing is matched: not a path close for its start.
+    with pytest.raises(ConfigError, match=r"no key 'optimizer\.nesterov' \('optimizer' holds lr"):
+        load_config(path, ["optimizer.nesterov=true"])
+    with pytest.raises(ConfigError, match=r"no key 'depth' \(did you mean 'model\.depth'\?\)"):
+        load_config(path, ["depth=18"])
+
+
+@pytest.mark.parametrize("overrides", [None, 5])
+def test_overrides_that_are_not_a_list_are_a_type_error(path: Path, overrides: object) -> None:
+    with pytest.raises(
+        TypeError, match=r"overrides is a list of str such as .*, not (NoneType|int)"
+    ):
+        load_config(path, overrides)  # type: ignore[arg-type]
+
+
+def test_a_path_that_is_not_a_str_or_path_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match=r"a str or os\.PathLike .*, got 3 \(int\)"):
+        load_config(3)  # type: ignore[arg-type]
+
+
 def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:
     with pytest.raises(ConfigError, match=r"'optimizer\.lr' is 0\.1, not 0\.2, so it is not"):
         load_config(path, ["~optimizer.lr=0.2"])

@@ -295,7 +295,7 @@ def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | Non
             return parent[index_of(parent, parts[-1], ".".join(parts[:-1]))]
         if parts[-1] in parent:
             return parent[parts[-1]]
-        problem = missing_key(bases, dotted)
+        problem = missing_key(bases, dotted, parent, parts[:-1])
     except PathProblem as exc:
         problem = str(exc)
     raise ConfigError(

@@ -10,13 +10,13 @@ texts, and `_tree` carries every value's origin through all of it for `config_or
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, overload
 
 from ._errors import ConfigError
 from ._formats import SUPPORTED_SUFFIXES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from typing import Any
 
     from ._tree import Table
@@ -49,7 +49,8 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
             extension is not supported, it is not UTF-8, its syntax is wrong, its top level is
             not a mapping, it holds no settings, its inheritance is wrong (a missing base, a
             key from two bases, a cycle), or an override does not fit.
-        TypeError: ``overrides`` is a str or holds something that is not a str.
+        TypeError: ``path`` is not a str or path, or ``overrides`` is a str, not iterable, or
+            holds something that is not a str.
     """
     return _resolve(path, overrides, plain=True)
 
@@ -95,6 +96,11 @@ def _resolve(
 ) -> dict[str, Any] | Table:
     """The merged config with the overrides applied: plain data, or a tree with origins."""
     texts = _texts(overrides)
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(
+            f"path is the config file's path, a str or os.PathLike such as pathlib.Path, got "
+            f"{path!r} ({type(path).__name__})"
+        )
     filename = os.fspath(path)
     try:
         return _merged(filename, texts, plain=plain)
@@ -132,9 +138,11 @@ def _merged(filename: str, texts: list[str], *, plain: bool) -> dict[str, Any] |
 
 
 def _texts(overrides: Iterable[str]) -> list[str]:
-    if isinstance(overrides, str):
+    if isinstance(overrides, str) or not isinstance(overrides, Iterable):
+        what = "one str" if isinstance(overrides, str) else type(overrides).__name__
         raise TypeError(
-            f"overrides is a list of str such as ['optimizer.lr=0.1'], not one str: {overrides!r}"
+            f"overrides is a list of str such as ['optimizer.lr=0.1'], not {what}: {overrides!r}"
+            + ("; pass () for none" if overrides is None else "")
         )
     return list(overrides)
 

@@ -83,7 +83,8 @@ def apply_override(
     create = None
     if operator in ("+", "++"):
         create = _new_mapping if plain else _new_table
-    parent = descend(tree, parts[:-1], create=create, whole=dotted, fresh=fresh)
+    add = f"; '+{dotted}=...' would add it" if operator == "" else ""
+    parent = descend(tree, parts[:-1], create=create, whole=dotted, fresh=fresh, missing_hint=add)
     last = parts[-1]
     index = -1
     current: Any
@@ -102,8 +103,7 @@ def apply_override(
             f"'{dotted}=...' to replace it, or '++{dotted}=...' to add or replace"
         )
     if operator in ("", "~") and not exists:
-        add = "" if operator == "~" else f"; '+{dotted}=...' would add it"
-        raise PathProblem(missing_key(tree, dotted) + add)
+        raise PathProblem(missing_key(tree, dotted, parent, parts[:-1]) + add)
     if operator == "~":
         present = to_plain(current)
         if value is not _MISSING and not _same_value(present, value):

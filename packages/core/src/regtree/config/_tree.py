@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import TypeAlias
 
 __all__ = [
@@ -198,11 +198,39 @@ def closest_path(root: object, dotted: str) -> str | None:
     return near[0] if near else None
 
 
-def missing_key(root: object, dotted: str) -> str:
-    """Say that ``dotted`` is not in the config, with the closest existing path."""
-    near = closest_path(root, dotted)
-    hint = f" (did you mean {near!r}?)" if near else ""
-    return f"the config has no key {dotted!r}{hint}"
+# How many keys of a mapping a message lists where no existing path is close to the one given.
+_LISTED_KEYS = 10
+
+
+def missing_key(
+    root: object, dotted: str, parent: object = None, parent_path: Sequence[str] = ()
+) -> str:
+    """Say that ``dotted`` is not in the config, and what is there instead.
+
+    ``parent`` is the deepest mapping the path reaches (at ``parent_path``), where known: the
+    key it lacks is matched against that mapping's keys (``model.dpth`` -> ``model.depth``),
+    and where none is close its keys are listed. A path that leaves the config at the top, or
+    without ``parent``, is also matched as a whole against every path (``depth`` ->
+    ``model.depth``); deeper down a whole path would be close for its shared start alone.
+    """
+    from ..naming import closest
+
+    near: str | None = None
+    if isinstance(parent, dict):
+        missing, *rest = dotted.split(".")[len(parent_path) :]
+        found = closest(missing, [str(key) for key in parent], count=1)
+        if found:
+            near = ".".join([*parent_path, found[0], *rest])
+    if near is None and not parent_path:
+        near = closest_path(root, dotted)
+    if near is not None:
+        return f"the config has no key {dotted!r} (did you mean {near!r}?)"
+    if not isinstance(parent, dict):
+        return f"the config has no key {dotted!r}"
+    where = repr(".".join(parent_path)) if parent_path else "the top level"
+    keys = [str(key) for key in parent]
+    shown = ", ".join(keys[:_LISTED_KEYS]) + (", ..." if len(keys) > _LISTED_KEYS else "")
+    return f"the config has no key {dotted!r} ({where} {f'holds {shown}' if keys else 'is empty'})"
 
 
 def index_of(items: list[Any], part: str, where: str, *, allow_end: bool = False) -> int:
@@ -241,6 +269,7 @@ def descend(
     create: Callable[[Any], Table | dict[str, Any]] | None = None,
     whole: str | None = None,
     fresh: set[int] | None = None,
+    missing_hint: str = "",
 ) -> Any:
     """Follow ``parts`` from ``root`` and return the mapping or list they lead to.
 
@@ -256,6 +285,7 @@ def descend(
         fresh: The ids of the containers that belong to this tree alone (``root`` among them);
             a container on the path that is not is copied first, so that the one returned can
             be changed (composed trees share their nodes).
+        missing_hint: Ends the message of a missing key (what would add it).
 
     Returns:
         The mapping or list (a `Table` or `Items` of a tree, a dict or list of plain data).
@@ -273,7 +303,8 @@ def descend(
             child = current.get(part, _MISSING)
             if child is _MISSING:
                 if create is None:
-                    raise PathProblem(missing_key(root, whole))
+                    problem = missing_key(root, whole, current, parts[:depth])
+                    raise PathProblem(problem + missing_hint)
                 child = current[part] = create(current)
                 if fresh is not None:
                     fresh.add(id(child))
