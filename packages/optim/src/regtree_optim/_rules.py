@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import numbers
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from regtree.naming import closest
 from ._layer_decay import LayerDecay, resolve_layer_decay
 from ._module_kinds import module_kind
 from ._optimizer_types import OptimizerInfo
+from ._value_checks import check_base, check_flag, check_option, check_real
 
 __all__ = [
     "COMPOSITION_KEYS",
@@ -337,14 +337,6 @@ def _ndim(value: object, index: int) -> tuple[int, int]:
     )
 
 
-def _mult(value: object, index: int, key: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{_where(index)}[{key!r}] must be a number, got {value!r} ({type(value).__name__})."
-        )
-    return value
-
-
 def _resolve_one(
     index: int,
     entry: Mapping[Any, Any],
@@ -358,8 +350,7 @@ def _resolve_one(
     kinds, classes = _modules(values["module"], index) if "module" in values else ((), ())
     lr_mult, decay_mult = _multipliers(index, values, base_lr, base_wd)
     freeze = values.get("freeze", False)
-    if not isinstance(freeze, bool):
-        raise TypeError(f"{where}['freeze'] must be True or False, got {freeze!r}.")
+    check_flag(freeze, f"{where}['freeze']")
     route = _route(index, values.get("optimizer"), optimizer.name, routes)
     match = _globs(values["match"], index, "match") if "match" in values else None
     regex = _regex(values["regex"], index) if "regex" in values else None
@@ -422,12 +413,7 @@ def _sort_keys(
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
                 f"{optimizer_name} accepts: {', '.join(settable) or 'none a rule may set'}."
             )
-        expected = optimizer.expected_type(key, value)
-        if expected is not None:
-            raise TypeError(
-                f"{where}: {key}: expected {expected}, got {value!r} ({type(value).__name__}), "
-                f"as the signature of {optimizer_name} annotates {key!r}"
-            )
+        check_option(optimizer, key, value, where)
         options[key] = value
     if not any(key in values for key in _SELECTORS):
         raise ValueError(
@@ -446,19 +432,11 @@ def _multipliers(
     """
     where = _where(index)
     lr_mult, decay_mult = values.get("lr_mult"), values.get("decay_mult")
-    lr_mult = None if lr_mult is None else _mult(lr_mult, index, "lr_mult")
-    decay_mult = None if decay_mult is None else _mult(decay_mult, index, "decay_mult")
-    if lr_mult is not None and base_lr is None:
-        raise ValueError(
-            f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr, so there is nothing "
-            "to multiply; add lr to the optimizer config or drop lr_mult."
-        )
-    if decay_mult is not None and base_wd is None:
-        raise ValueError(
-            f"{where} sets decay_mult={decay_mult!r} but optimizer_cfg has no weight_decay, so "
-            "there is nothing to multiply; add weight_decay to the optimizer config or drop "
-            "decay_mult."
-        )
+    for key, mult in (("lr_mult", lr_mult), ("decay_mult", decay_mult)):
+        if mult is not None:
+            check_real(mult, f"{where}[{key!r}]")
+    check_base(where, "lr_mult", lr_mult, "lr", base_lr)
+    check_base(where, "decay_mult", decay_mult, "weight_decay", base_wd)
     return lr_mult, decay_mult
 
 
@@ -572,10 +550,8 @@ def resolve_composition(
     if not any(key in paramwise_cfg for key in COMPOSITION_KEYS):
         return None
     for flag in ("compose", "model_hooks"):
-        if flag in paramwise_cfg and not isinstance(paramwise_cfg[flag], bool):
-            raise TypeError(
-                f"paramwise_cfg[{flag!r}] must be True or False, got {paramwise_cfg[flag]!r}"
-            )
+        if flag in paramwise_cfg:
+            check_flag(paramwise_cfg[flag], f"paramwise_cfg[{flag!r}]")
     rules = paramwise_cfg.get("rules")
     layer_decay = paramwise_cfg.get("layer_decay")
     return Composition(
