@@ -15,8 +15,8 @@ import torch
 
 from regtree.naming import closest
 
+from ._composition import COMPOSITION_KEYS, Composition, resolve_composition
 from ._optimizer_types import OptimizerInfo
-from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
 from ._value_checks import check_base, check_flag, check_option, check_real
 from ._warnings import warn_caller
 

@@ -1,9 +1,9 @@
 """Checks of one value of an optimizer or paramwise config, each with its one message.
 
-``paramwise_cfg`` itself (``_paramwise``), its ``rules`` and other 3.3 keys (``_rules``) and
-its ``layer_decay`` (``_layer_decay``) all hold numbers, flags, multipliers that need a base and
-optimizer options; each kind is checked here, so a value is refused in the same words wherever
-it is written.
+``paramwise_cfg`` itself (``_paramwise``), its ``rules`` (``_rules``), its 3.3 keys
+(``_composition``) and its ``layer_decay`` (``_layer_decay``) all hold numbers, flags,
+multipliers that need a base and optimizer options; each kind is checked here, so a value is
+refused in the same words wherever it is written.
 """
 
 from __future__ import annotations
