@@ -353,8 +353,8 @@ class RuleStage:
     def finish(
         self,
         root: nn.Module,
-        placed_elsewhere: Callable[[], Sequence[PlacedElsewhere]] = tuple,
-        appended_by: str | None = None,
+        placed_elsewhere: Callable[[], Sequence[PlacedElsewhere]],
+        appended_by: str | None,
     ) -> None:
         """Warn about every rule that selected no parameter.
 

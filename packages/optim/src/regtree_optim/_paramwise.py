@@ -21,17 +21,16 @@ from ._value_checks import check_base, check_flag, check_option, check_real
 from ._warnings import warn_caller
 
 __all__ = [
-    "DECAY_PRECEDENCES",
     "DEFAULT_PARAMWISE_KEYS",
-    "DEFAULT_RULE",
     "CustomRule",
     "Decision",
     "ParamFacts",
     "ParamwiseRules",
-    "factor_of",
+    "check_optimizer_cfg",
     "resolve_rules",
     "rule_label",
     "set_value_factors",
+    "settings_key",
 ]
 
 _MULT_KEYS: Final[tuple[str, ...]] = (
@@ -170,7 +169,7 @@ class Decision:
         cls,
         settings: dict[str, Any],
         rule: str,
-        baseline: Mapping[str, Any] | None = None,
+        baseline: Mapping[str, Any],
         *,
         lr_factors: tuple[Any, ...] = (),
         decay_factors: tuple[Any, ...] = (),
@@ -180,7 +179,7 @@ class Decision:
 
         Parameters routed to different sub-optimizers never share a group.
         """
-        key = settings_key(settings, baseline or {})
+        key = settings_key(settings, baseline)
         if route is not None:
             key = (key, ("<route>", route))
         return cls(settings, rule, key, lr_factors, decay_factors, route)

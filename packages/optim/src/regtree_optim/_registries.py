@@ -21,8 +21,6 @@ from regtree.naming import closest
 __all__ = [
     "OPTIMIZERS",
     "OPTIMIZER_BUILDERS",
-    "OptimizerRegistry",
-    "register_torch_optimizers",
     "resolve_optimizer_type",
     "split_optimizer_config",
 ]

@@ -24,7 +24,6 @@ from ._optimizer_types import OptimizerInfo
 from ._value_checks import check_base, check_flag, check_option, check_real
 
 __all__ = [
-    "MODULE_KINDS",
     "GlobTest",
     "ModuleFacts",
     "ParamRule",
