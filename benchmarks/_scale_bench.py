@@ -80,7 +80,7 @@ class Decoder(nn.Module):
 def meta_explain() -> dict[str, float]:
     """Build the decoder from a config on the meta device, explain it, render the table."""
     from regtree import Registry
-    from regtree_optim._builder import constructor_from_config
+    from regtree_optim._registries import constructor_from_config
 
     wall, cpu = time.perf_counter(), time.process_time()
     models: Registry[Any] = Registry("model", scope="scale_bench")

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from regtree_optim import build_optimizer
-from regtree_optim._builder import constructor_from_config
+from regtree_optim._registries import constructor_from_config
 
 SHARED: dict[str, Any] = runpy.run_path(
     str(Path(__file__).with_name("_distributed_worker.py")), run_name="__helpers__"

@@ -380,7 +380,12 @@ def test_a_layer_id_outside_the_range_names_the_parameter() -> None:
     ("layer_decay", "error", "message"),
     [
         ({"rate": 0}, ValueError, r"\['rate'\] must be > 0, got 0"),
-        ({"rate": "0.5"}, TypeError, r"\['rate'\] must be a number, got '0\.5' \(str\)"),
+        (
+            {"rate": "0.5"},
+            TypeError,
+            r"\['rate'\] must be a real number, got '0\.5' \(str\); write it as a number, 0\.5 "
+            r"without quotes",
+        ),
         ({"rat": 0.5}, ValueError, r"unknown key 'rat'; did you mean 'rate'\?"),
         ({"min_scale": 0.1}, ValueError, r"needs 'rate'"),
         ({"rate": 0.5, "depth": "get_layer_dept"}, ValueError, r"Did you mean 'get_layer_depth'\?"),
@@ -412,8 +417,8 @@ def test_bad_layer_decay_configs_fail_at_construction(
 def test_layer_decay_without_lr_is_a_value_error() -> None:
     with pytest.raises(
         ValueError,
-        match=r"layer_decay'\] scales the lr but optimizer_cfg has no lr; add lr to the "
-        r"optimizer config or drop layer_decay\.$",
+        match=r"^paramwise_cfg sets layer_decay=\{'rate': 0\.5\} but optimizer_cfg has no lr, so "
+        r"there is nothing to multiply; add lr to the optimizer config or drop layer_decay\.$",
     ):
         DefaultOptimizerConstructor({"type": "SGD"}, {"layer_decay": {"rate": 0.5}})
 
@@ -478,12 +483,16 @@ _LD = "paramwise_cfg['layer_decay']"
         (
             {"rate": 0.5, "min_scale": "0.1"},
             TypeError,
-            f"{_LD}['min_scale'] must be a number, got '0.1' (str).",
+            f"{_LD}['min_scale'] must be a real number, got '0.1' (str); write it as a number, "
+            "0.1 without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not 1e-4; "
+            "regtree.load_config reads either as a float).",
         ),
         (
             {"rate": 0.5, "freeze_below": "1"},
             TypeError,
-            f"{_LD}['freeze_below'] must be a number, got '1' (str).",
+            f"{_LD}['freeze_below'] must be a real number, got '1' (str); write it as a number, "
+            "1 without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not 1e-4; "
+            "regtree.load_config reads either as a float).",
         ),
         # Not finite: nan compares false with everything (lrs of nan, groups that never merge).
         ({"rate": math.inf}, ValueError, f"{_LD}['rate'] must be a finite number, got inf."),

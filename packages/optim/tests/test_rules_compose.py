@@ -322,7 +322,9 @@ def test_wrong_types_are_type_errors_naming_the_key() -> None:
     with pytest.raises(TypeError, match=r"rules'\]\[0\] must be a mapping"):
         DefaultOptimizerConstructor(SGD, {"rules": ["bias"]})
     with pytest.raises(
-        TypeError, match=r"rules'\]\[0\]\['lr_mult'\] must be a number, got '2' \(str\)"
+        TypeError,
+        match=r"rules'\]\[0\]\['lr_mult'\] must be a real number, got '2' \(str\); write it as a "
+        r"number, 2 without quotes",
     ):
         DefaultOptimizerConstructor(SGD, {"rules": [{"name": "bias", "lr_mult": "2"}]})
     with pytest.raises(TypeError, match=r"paramwise_cfg\['compose'\] must be True or False"):
@@ -496,13 +498,15 @@ _SELECTORS_AND_EFFECTS = (
             SGD,
             {"rules": [{"name": "bias", "freeze": "yes"}]},
             TypeError,
-            f"{_RULE}['freeze'] must be True or False, got 'yes'.",
+            f"{_RULE}['freeze'] must be True or False, got 'yes' (str).",
         ),
         (
             SGD,
             {"rules": [{"name": "bias", "decay_mult": "0.5"}]},
             TypeError,
-            f"{_RULE}['decay_mult'] must be a number, got '0.5' (str).",
+            f"{_RULE}['decay_mult'] must be a real number, got '0.5' (str); write it as a "
+            "number, 0.5 without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not "
+            "1e-4; regtree.load_config reads either as a float).",
         ),
         (
             {"type": "SGD"},
@@ -582,7 +586,7 @@ _SELECTORS_AND_EFFECTS = (
             SGD,
             {"model_hooks": "yes"},
             TypeError,
-            "paramwise_cfg['model_hooks'] must be True or False, got 'yes'",
+            "paramwise_cfg['model_hooks'] must be True or False, got 'yes' (str).",
         ),
     ],
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from typing import Any
 
 import pytest
@@ -213,6 +214,144 @@ def test_an_option_is_checked_against_the_optimizers_annotation() -> None:
         )
     with pytest.raises(TypeError, match=r"optimizer_cfg: momentum: expected float, got '0.9'"):
         DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1, "momentum": "0.9"})
+
+
+# Each kind of value is checked in one place: a bad one reads the same wherever it is written.
+_HINT = (
+    "without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not 1e-4; "
+    "regtree.load_config reads either as a float)."
+)
+
+
+@pytest.mark.parametrize(
+    ("optimizer_cfg", "paramwise_cfg", "message"),
+    [
+        (
+            {"type": "SGD", "lr": "1e-4"},
+            {},
+            f"optimizer_cfg['lr'] must be a real number or a 0-dim tensor, got '1e-4' (str); "
+            f"write it as a number, 1e-4 {_HINT}",
+        ),
+        (
+            SGD,
+            {"bias_lr_mult": "1e-4"},
+            f"paramwise_cfg['bias_lr_mult'] must be a real number, got '1e-4' (str); write it as "
+            f"a number, 1e-4 {_HINT}",
+        ),
+        (
+            SGD,
+            {"custom_keys": {"head": {"decay_mult": "1e-4"}}},
+            f"paramwise_cfg['custom_keys']['head']['decay_mult'] must be a real number, got "
+            f"'1e-4' (str); write it as a number, 1e-4 {_HINT}",
+        ),
+        (
+            SGD,
+            {"rules": [{"name": "bias", "lr_mult": "1e-4"}]},
+            f"paramwise_cfg['rules'][0]['lr_mult'] must be a real number, got '1e-4' (str); "
+            f"write it as a number, 1e-4 {_HINT}",
+        ),
+        (
+            SGD,
+            {"layer_decay": {"rate": "0.9"}},
+            f"paramwise_cfg['layer_decay']['rate'] must be a real number, got '0.9' (str); write "
+            f"it as a number, 0.9 {_HINT}",
+        ),
+    ],
+)
+def test_a_number_in_quotes_gets_the_yaml_hint_wherever_it_is_written(
+    optimizer_cfg: dict[str, Any], paramwise_cfg: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(optimizer_cfg, paramwise_cfg)
+
+
+@pytest.mark.parametrize(
+    ("paramwise_cfg", "where"),
+    [
+        ({"merge_groups": "yes"}, "paramwise_cfg['merge_groups']"),
+        ({"bypass_duplicate": "yes"}, "paramwise_cfg['bypass_duplicate']"),
+        ({"compose": "yes"}, "paramwise_cfg['compose']"),
+        ({"model_hooks": "yes"}, "paramwise_cfg['model_hooks']"),
+        ({"rules": [{"name": "bias", "freeze": "yes"}]}, "paramwise_cfg['rules'][0]['freeze']"),
+    ],
+)
+def test_a_flag_that_is_not_a_bool_reads_the_same_wherever_it_is_written(
+    paramwise_cfg: dict[str, Any], where: str
+) -> None:
+    message = f"{where} must be True or False, got 'yes' (str)."
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(SGD, paramwise_cfg)
+
+
+@pytest.mark.parametrize(
+    ("paramwise_cfg", "where", "key", "shown", "base"),
+    [
+        ({"bias_lr_mult": 2}, "paramwise_cfg", "bias_lr_mult", "2", "lr"),
+        ({"norm_decay_mult": 0}, "paramwise_cfg", "norm_decay_mult", "0", "weight_decay"),
+        (
+            {"custom_keys": {"head": {"lr_mult": 2}}},
+            "paramwise_cfg['custom_keys']['head']",
+            "lr_mult",
+            "2",
+            "lr",
+        ),
+        (
+            {"custom_keys": {"head": {"decay_mult": 0}}},
+            "paramwise_cfg['custom_keys']['head']",
+            "decay_mult",
+            "0",
+            "weight_decay",
+        ),
+        (
+            {"rules": [{"name": "bias", "lr_mult": 2}]},
+            "paramwise_cfg['rules'][0]",
+            "lr_mult",
+            "2",
+            "lr",
+        ),
+        (
+            {"rules": [{"name": "bias", "decay_mult": 0}]},
+            "paramwise_cfg['rules'][0]",
+            "decay_mult",
+            "0",
+            "weight_decay",
+        ),
+        ({"layer_decay": {"rate": 0.9}}, "paramwise_cfg", "layer_decay", "{'rate': 0.9}", "lr"),
+    ],
+)
+def test_a_multiplier_without_its_base_reads_the_same_wherever_it_is_written(
+    paramwise_cfg: dict[str, Any], where: str, key: str, shown: str, base: str
+) -> None:
+    optimizer_cfg = {"type": "SGD"} if base == "lr" else {"type": "SGD", "lr": 0.1}
+    message = (
+        f"{where} sets {key}={shown} but optimizer_cfg has no {base}, so there is nothing to "
+        f"multiply; add {base} to the optimizer config or drop {key}."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(optimizer_cfg, paramwise_cfg)
+
+
+@pytest.mark.parametrize(
+    ("optimizer_cfg", "paramwise_cfg", "where"),
+    [
+        ({**SGD, "momentum": "0.9"}, {}, "optimizer_cfg"),
+        (
+            SGD,
+            {"custom_keys": {"head": {"momentum": "0.9"}}},
+            "paramwise_cfg['custom_keys']['head']",
+        ),
+        (SGD, {"rules": [{"name": "bias", "momentum": "0.9"}]}, "paramwise_cfg['rules'][0]"),
+    ],
+)
+def test_an_option_that_does_not_fit_reads_the_same_wherever_it_is_written(
+    optimizer_cfg: dict[str, Any], paramwise_cfg: dict[str, Any], where: str
+) -> None:
+    message = (
+        f"{where}: momentum: expected float, got '0.9' (str), as the signature of "
+        "torch.optim.sgd:SGD annotates 'momentum'"
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(optimizer_cfg, paramwise_cfg)
 
 
 def test_options_as_a_config_file_gives_them_pass() -> None:

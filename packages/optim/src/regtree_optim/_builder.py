@@ -8,9 +8,9 @@ from typing import Any
 from torch import nn
 from torch.optim import Optimizer
 
-from ._registries import OPTIMIZER_BUILDERS, split_optimizer_config
+from ._registries import OPTIMIZER_BUILDERS, constructor_from_config
 
-__all__ = ["build_optimizer", "build_optimizer_constructor", "constructor_from_config"]
+__all__ = ["build_optimizer", "build_optimizer_constructor"]
 
 
 def build_optimizer_constructor(cfg: Mapping[str, Any]) -> Callable[[nn.Module], Optimizer]:
@@ -47,19 +47,3 @@ def build_optimizer(model: nn.Module, cfg: Mapping[str, Any]) -> Optimizer:
         raise TypeError(f"an optimizer config must be a mapping (a dict), got {cfg!r}")
     _, constructor = constructor_from_config(cfg)
     return constructor(model)
-
-
-def constructor_from_config(cfg: Mapping[str, Any]) -> tuple[Any, Callable[[nn.Module], Optimizer]]:
-    """Split an mmcv-style optimizer config and build its constructor, as ``build_optimizer`` does.
-
-    ``constructor`` (default ``'DefaultOptimizerConstructor'``) and ``paramwise_cfg`` are popped
-    from a deep copy of ``cfg``; the rest is the optimizer config.
-
-    Returns:
-        The constructor's ``type`` and the constructor.
-    """
-    constructor_type, optimizer_cfg, paramwise_cfg = split_optimizer_config(cfg)
-    constructor = build_optimizer_constructor(
-        {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
-    )
-    return constructor_type, constructor

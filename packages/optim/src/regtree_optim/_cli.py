@@ -265,7 +265,7 @@ def _explain(
     """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
     from regtree.naming import origin
 
-    from ._builder import constructor_from_config
+    from ._registries import constructor_from_config
 
     constructor_type, constructor = constructor_from_config(optimizer_cfg)
     explain = getattr(constructor, "explain", None)

@@ -18,11 +18,12 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from ._composition import Composition
 from ._layer_decay import LayerDepths, LayerScale
 from ._model_hooks import NoDecayHooks
 from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import Decision, ParamwiseRules, rule_label
-from ._rules import Composition, ModuleFacts, ParamRule, RuleSelector
+from ._rules import ModuleFacts, ParamRule, RuleSelector
 from ._warnings import warn_caller
 
 __all__ = [
@@ -352,8 +353,8 @@ class RuleStage:
     def finish(
         self,
         root: nn.Module,
-        placed_elsewhere: Callable[[], Sequence[PlacedElsewhere]] = tuple,
-        appended_by: str | None = None,
+        placed_elsewhere: Callable[[], Sequence[PlacedElsewhere]],
+        appended_by: str | None,
     ) -> None:
         """Warn about every rule that selected no parameter.
 

@@ -14,13 +14,14 @@ import numbers
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from torch import nn
 
 from regtree.naming import closest, origin
 
 from ._sharding import flat_originals, is_flat_parameter
+from ._value_checks import check_base, check_real
 from ._walk import walk_parameters
 
 __all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
@@ -53,12 +54,9 @@ class LayerDecay:
 
 
 def _number(value: object, key: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{_WHERE}[{key!r}] must be a number, got {value!r} ({type(value).__name__})."
-        )
+    check_real(value, f"{_WHERE}[{key!r}]")
     # nan compares false with everything: lrs would be nan and layers would stop merging.
-    if not math.isfinite(value):
+    if not math.isfinite(cast(numbers.Real, value)):
         raise ValueError(f"{_WHERE}[{key!r}] must be a finite number, got {value!r}.")
     return value
 
@@ -97,7 +95,7 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
     """Validate ``paramwise_cfg['layer_decay']``.
 
     Raises:
-        TypeError: it is not a mapping, or a number is not a number.
+        TypeError: it is not a mapping, or a number is not a real number.
         ValueError: an unknown key (naming the closest), a number that is not finite, a rate
             <= 0, a min_scale outside [0, 1], a bad depth, or no lr in the optimizer config to
             scale.
@@ -132,11 +130,7 @@ def resolve_layer_decay(cfg: object, *, base_lr: Any) -> LayerDecay:
     freeze_below = cfg.get("freeze_below")
     if freeze_below is not None:
         _number(freeze_below, "freeze_below")
-    if base_lr is None:
-        raise ValueError(
-            f"{_WHERE} scales the lr but optimizer_cfg has no lr; add lr to the optimizer config "
-            "or drop layer_decay."
-        )
+    check_base("paramwise_cfg", "layer_decay", cfg, "lr", base_lr)
     depth = cfg.get("depth")
     num_layers = cfg.get("num_layers")
     if isinstance(depth, (list, tuple)):

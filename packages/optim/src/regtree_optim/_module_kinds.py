@@ -13,8 +13,6 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.instancenorm import _InstanceNorm
 
 __all__ = [
-    "ModuleKind",
-    "inner_module",
     "is_depthwise",
     "module_children",
     "module_kind",

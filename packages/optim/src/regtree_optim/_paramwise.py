@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -16,22 +15,22 @@ import torch
 
 from regtree.naming import closest
 
+from ._composition import COMPOSITION_KEYS, Composition, resolve_composition
 from ._optimizer_types import OptimizerInfo
-from ._rules import COMPOSITION_KEYS, Composition, resolve_composition
+from ._value_checks import check_base, check_flag, check_option, check_real
 from ._warnings import warn_caller
 
 __all__ = [
-    "DECAY_PRECEDENCES",
     "DEFAULT_PARAMWISE_KEYS",
-    "DEFAULT_RULE",
     "CustomRule",
     "Decision",
     "ParamFacts",
     "ParamwiseRules",
-    "factor_of",
+    "check_optimizer_cfg",
     "resolve_rules",
     "rule_label",
     "set_value_factors",
+    "settings_key",
 ]
 
 _MULT_KEYS: Final[tuple[str, ...]] = (
@@ -53,8 +52,6 @@ DEFAULT_PARAMWISE_KEYS: Final[tuple[str, ...]] = (
     *COMPOSITION_KEYS,
 )
 _CUSTOM_MULTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult")
-# Optimizer options that are numbers a multiplier may scale: checked as SPEC 3.1 words it.
-_BASE_NUMBERS: Final[tuple[str, ...]] = ("lr", "weight_decay")
 # Keys a custom_keys entry may not set: the parameter lists are the constructor's to fill.
 _CUSTOM_RESERVED: Final[dict[str, str]] = {
     "params": "parameters are chosen by matching the key against parameter names",
@@ -172,7 +169,7 @@ class Decision:
         cls,
         settings: dict[str, Any],
         rule: str,
-        baseline: Mapping[str, Any] | None = None,
+        baseline: Mapping[str, Any],
         *,
         lr_factors: tuple[Any, ...] = (),
         decay_factors: tuple[Any, ...] = (),
@@ -182,7 +179,7 @@ class Decision:
 
         Parameters routed to different sub-optimizers never share a group.
         """
-        key = settings_key(settings, baseline or {})
+        key = settings_key(settings, baseline)
         if route is not None:
             key = (key, ("<route>", route))
         return cls(settings, rule, key, lr_factors, decay_factors, route)
@@ -356,52 +353,6 @@ def _check_mapping(value: object, what: str, if_none: str = "") -> Mapping[Any, 
     return value
 
 
-def _as_number_hint(value: object) -> str:
-    if isinstance(value, str):
-        try:
-            float(value)
-        except ValueError:
-            return ""
-        # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4); regtree's
-        # load_config reads YAML 1.2, where it is a float.
-        return (
-            f"; write it as a number, {value} without quotes (a YAML file read by PyYAML "
-            "alone needs 1.0e-4, not 1e-4; regtree.load_config reads either as a float)"
-        )
-    return ""
-
-
-def _check_mult(value: object, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{what} must be a real number, got {value!r} ({type(value).__name__})"
-            f"{_as_number_hint(value)}"
-        )
-
-
-def _check_base_number(value: object, what: str) -> None:
-    # As torch accepts them: a real number, or a 0-dim tensor (a tensor lr for capturable use).
-    if isinstance(value, torch.Tensor) and value.ndim == 0:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{what} must be a real number or a 0-dim tensor, got {value!r} "
-            f"({type(value).__name__}){_as_number_hint(value)}"
-        )
-
-
-def _check_option(info: OptimizerInfo, option: str, value: object, where: str) -> None:
-    if option in _BASE_NUMBERS:
-        _check_base_number(value, f"{where}[{option!r}]")
-        return
-    expected = info.expected_type(option, value)
-    if expected is not None:
-        raise TypeError(
-            f"{where}: {option}: expected {expected}, got {value!r} ({type(value).__name__}), "
-            f"as the signature of {info.name} annotates {option!r}"
-        )
-
-
 def _check_unknown_keys(
     paramwise_cfg: Mapping[Any, Any],
     declared: Collection[str],
@@ -434,20 +385,12 @@ def _check_unknown_keys(
 
 
 def _check_bases(paramwise_cfg: Mapping[str, Any], base_lr: Any, base_wd: Any) -> None:
+    # Every *_decay_mult and *_lr_mult key (SPEC 3.1), a subclass's undeclared ones included.
     for key, value in paramwise_cfg.items():
-        if value is None:
-            continue
-        if key.endswith("_decay_mult") and base_wd is None:
-            raise ValueError(
-                f"paramwise_cfg sets {key}={value!r} but optimizer_cfg has no weight_decay, so "
-                f"there is nothing to multiply; add weight_decay to the optimizer config or drop "
-                f"{key}."
-            )
-        if key.endswith("_lr_mult") and base_lr is None:
-            raise ValueError(
-                f"paramwise_cfg sets {key}={value!r} but optimizer_cfg has no lr, so there is "
-                f"nothing to multiply; add lr to the optimizer config or drop {key}."
-            )
+        if key.endswith("_decay_mult"):
+            check_base("paramwise_cfg", key, value, "weight_decay", base_wd)
+        if key.endswith("_lr_mult"):
+            check_base("paramwise_cfg", key, value, "lr", base_lr)
 
 
 def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -> dict[str, Any]:
@@ -456,7 +399,7 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
     for option, value in entry.items():
         if option in _CUSTOM_MULTS:
             if value is not None:
-                _check_mult(value, f"{where}[{option!r}]")
+                check_real(value, f"{where}[{option!r}]")
             continue
         if not isinstance(option, str):
             raise TypeError(f"{where} keys must be str, got {option!r}")
@@ -472,7 +415,7 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
                 f"An entry holds lr_mult, decay_mult and options {info.name} accepts: "
                 f"{', '.join(sorted(info.options))}."
             )
-        _check_option(info, option, value, where)
+        check_option(info, option, value, where)
         options[option] = value
     return options
 
@@ -509,16 +452,8 @@ def _resolve_custom(
         options = _custom_options(entry, where, info)
         lr_mult = entry.get("lr_mult")
         decay_mult = entry.get("decay_mult")
-        if lr_mult is not None and base_lr is None:
-            raise ValueError(
-                f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr; add lr to the "
-                "optimizer config or drop lr_mult."
-            )
-        if decay_mult is not None and base_wd is None:
-            raise ValueError(
-                f"{where} sets decay_mult={decay_mult!r} but optimizer_cfg has no weight_decay; "
-                "add weight_decay to the optimizer config or drop decay_mult."
-            )
+        check_base(where, "lr_mult", lr_mult, "lr", base_lr)
+        check_base(where, "decay_mult", decay_mult, "weight_decay", base_wd)
         settings: dict[str, Any] = {}
         if base_lr is not None:
             settings["lr"] = base_lr * (1.0 if lr_mult is None else lr_mult)
@@ -552,19 +487,17 @@ def check_optimizer_cfg(
     """
     for option, value in optimizer_cfg.items():
         if option != "type" and isinstance(option, str):
-            _check_option(info, option, value, where)
+            check_option(info, option, value, where)
 
 
 def _check_values(paramwise_cfg: Mapping[str, Any]) -> str:
     """Check the multipliers, flags and ``decay_precedence`` of SPEC 3.2; return the latter."""
     for key in _MULT_KEYS:
         if paramwise_cfg.get(key) is not None:
-            _check_mult(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
+            check_real(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
     for key in _BOOL_KEYS:
-        if key in paramwise_cfg and not isinstance(paramwise_cfg[key], bool):
-            raise TypeError(
-                f"paramwise_cfg[{key!r}] must be True or False, got {paramwise_cfg[key]!r}"
-            )
+        if key in paramwise_cfg:
+            check_flag(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
     precedence = paramwise_cfg.get("decay_precedence", DECAY_PRECEDENCES[0])
     if precedence not in DECAY_PRECEDENCES:
         raise ValueError(

@@ -1,7 +1,8 @@
 """The two root registries of the optim scope, their filling from ``torch.optim``, and lookup.
 
 ``ZeroRedundancyOptimizer`` registers itself in ``_zero``, which builds on this module. An
-optimizer config is split here, as ``build_optimizer`` reads it, for building and validating.
+optimizer config is split and its constructor built here (:func:`constructor_from_config`), as
+``build_optimizer`` reads it, for building and for :meth:`OptimizerRegistry.validate`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import torch
+from torch import nn
 from torch.optim import Optimizer
 
 from regtree import NotRegisteredError, Registry
@@ -21,16 +23,14 @@ from regtree.naming import closest
 __all__ = [
     "OPTIMIZERS",
     "OPTIMIZER_BUILDERS",
-    "OptimizerRegistry",
-    "register_torch_optimizers",
+    "constructor_from_config",
     "resolve_optimizer_type",
-    "split_optimizer_config",
 ]
 
 DEFAULT_CONSTRUCTOR = "DefaultOptimizerConstructor"
 
 
-def split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
+def _split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
     """Split an mmcv-style optimizer config as ``build_optimizer`` reads it.
 
     Returns:
@@ -42,6 +42,22 @@ def split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any],
     constructor_type = optimizer_cfg.pop("constructor", DEFAULT_CONSTRUCTOR)
     paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
     return constructor_type, optimizer_cfg, paramwise_cfg
+
+
+def constructor_from_config(cfg: Mapping[str, Any]) -> tuple[Any, Callable[[nn.Module], Optimizer]]:
+    """Split an mmcv-style optimizer config and build its constructor, as ``build_optimizer`` does.
+
+    ``constructor`` (default ``'DefaultOptimizerConstructor'``) and ``paramwise_cfg`` are popped
+    from a deep copy of ``cfg``; the rest is the optimizer config.
+
+    Returns:
+        The constructor's ``type`` and the constructor (from ``OPTIMIZER_BUILDERS``).
+    """
+    constructor_type, optimizer_cfg, paramwise_cfg = _split_optimizer_config(cfg)
+    constructor: Callable[[nn.Module], Optimizer] = OPTIMIZER_BUILDERS.build(
+        {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
+    )
+    return constructor_type, constructor
 
 
 class OptimizerRegistry(Registry[Optimizer]):
@@ -65,7 +81,7 @@ class OptimizerRegistry(Registry[Optimizer]):
         """
         if not isinstance(cfg, Mapping):
             return super().validate(cfg)
-        constructor_type, optimizer_cfg, paramwise_cfg = split_optimizer_config(cfg)
+        _, optimizer_cfg, paramwise_cfg = _split_optimizer_config(cfg)
         problems: list[Any] = [
             problem
             for problem in validate_config(self, optimizer_cfg)
@@ -75,13 +91,8 @@ class OptimizerRegistry(Registry[Optimizer]):
             return problems
         where: tuple[str, ...] = () if paramwise_cfg is None else ("paramwise_cfg",)
         try:
-            OPTIMIZER_BUILDERS.build(
-                {
-                    "type": constructor_type,
-                    "optimizer_cfg": optimizer_cfg,
-                    "paramwise_cfg": paramwise_cfg,
-                }
-            )
+            # As build_optimizer builds it: from cfg itself, split (and deep-copied) again.
+            constructor_from_config(cfg)
         except NotRegisteredError as error:
             problems.append(ConfigProblem(("constructor",), "unknown-type", str(error)))
         except TypeError as error:

@@ -3,14 +3,13 @@
 A rule selects parameters by name (``match`` globs, a ``regex``, ``exclude`` globs), by the
 module that owns them (``module``), by their ``ndim`` and by their own attribute ``name``; every
 selector given must hold. What a rule does to the parameters it selects is applied elsewhere
-(``_compose``); this module only says which rules select a parameter.
+(``_compose``); this module validates the rules and says which rules select a parameter.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import itertools
-import numbers
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,24 +19,17 @@ from torch import nn
 
 from regtree.naming import closest
 
-from ._layer_decay import LayerDecay, resolve_layer_decay
 from ._module_kinds import module_kind
 from ._optimizer_types import OptimizerInfo
+from ._value_checks import check_base, check_flag, check_option, check_real
 
 __all__ = [
-    "COMPOSITION_KEYS",
-    "MODULE_KINDS",
-    "Composition",
     "GlobTest",
     "ModuleFacts",
     "ParamRule",
     "RuleSelector",
-    "resolve_composition",
     "resolve_param_rules",
 ]
-
-# The paramwise_cfg keys of SPEC 3.3 (decay_precedence, also new there, belongs to 3.2's rules).
-COMPOSITION_KEYS: Final[tuple[str, ...]] = ("compose", "rules", "model_hooks", "layer_decay")
 
 _SELECTORS: Final[tuple[str, ...]] = ("match", "regex", "exclude", "module", "ndim", "name")
 _EFFECTS: Final[tuple[str, ...]] = ("lr_mult", "decay_mult", "freeze", "optimizer")
@@ -337,14 +329,6 @@ def _ndim(value: object, index: int) -> tuple[int, int]:
     )
 
 
-def _mult(value: object, index: int, key: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{_where(index)}[{key!r}] must be a number, got {value!r} ({type(value).__name__})."
-        )
-    return value
-
-
 def _resolve_one(
     index: int,
     entry: Mapping[Any, Any],
@@ -358,8 +342,7 @@ def _resolve_one(
     kinds, classes = _modules(values["module"], index) if "module" in values else ((), ())
     lr_mult, decay_mult = _multipliers(index, values, base_lr, base_wd)
     freeze = values.get("freeze", False)
-    if not isinstance(freeze, bool):
-        raise TypeError(f"{where}['freeze'] must be True or False, got {freeze!r}.")
+    check_flag(freeze, f"{where}['freeze']")
     route = _route(index, values.get("optimizer"), optimizer.name, routes)
     match = _globs(values["match"], index, "match") if "match" in values else None
     regex = _regex(values["regex"], index) if "regex" in values else None
@@ -422,12 +405,7 @@ def _sort_keys(
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
                 f"{optimizer_name} accepts: {', '.join(settable) or 'none a rule may set'}."
             )
-        expected = optimizer.expected_type(key, value)
-        if expected is not None:
-            raise TypeError(
-                f"{where}: {key}: expected {expected}, got {value!r} ({type(value).__name__}), "
-                f"as the signature of {optimizer_name} annotates {key!r}"
-            )
+        check_option(optimizer, key, value, where)
         options[key] = value
     if not any(key in values for key in _SELECTORS):
         raise ValueError(
@@ -446,19 +424,11 @@ def _multipliers(
     """
     where = _where(index)
     lr_mult, decay_mult = values.get("lr_mult"), values.get("decay_mult")
-    lr_mult = None if lr_mult is None else _mult(lr_mult, index, "lr_mult")
-    decay_mult = None if decay_mult is None else _mult(decay_mult, index, "decay_mult")
-    if lr_mult is not None and base_lr is None:
-        raise ValueError(
-            f"{where} sets lr_mult={lr_mult!r} but optimizer_cfg has no lr, so there is nothing "
-            "to multiply; add lr to the optimizer config or drop lr_mult."
-        )
-    if decay_mult is not None and base_wd is None:
-        raise ValueError(
-            f"{where} sets decay_mult={decay_mult!r} but optimizer_cfg has no weight_decay, so "
-            "there is nothing to multiply; add weight_decay to the optimizer config or drop "
-            "decay_mult."
-        )
+    for key, mult in (("lr_mult", lr_mult), ("decay_mult", decay_mult)):
+        if mult is not None:
+            check_real(mult, f"{where}[{key!r}]")
+    check_base(where, "lr_mult", lr_mult, "lr", base_lr)
+    check_base(where, "decay_mult", decay_mult, "weight_decay", base_wd)
     return lr_mult, decay_mult
 
 
@@ -528,71 +498,3 @@ def resolve_param_rules(
             )
         resolved.append(_resolve_one(index, entry, base_lr, base_wd, optimizer, routes))
     return tuple(resolved)
-
-
-# -- the whole of SPEC 3.3's configuration ----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Composition:
-    """The keys of SPEC 3.3, validated: ``compose``, ``rules``, ``model_hooks``, ``layer_decay``.
-
-    Attributes:
-        compose: A matching custom key's multipliers come first and 3.2's rules multiply on top.
-        rules: The ``rules`` list, in order.
-        model_hooks: Read the model's ``no_weight_decay()`` and ``no_weight_decay_keywords()``.
-        layer_decay: The layer-wise lr decay, or None.
-    """
-
-    compose: bool = False
-    rules: tuple[ParamRule, ...] = ()
-    model_hooks: bool = False
-    layer_decay: LayerDecay | None = None
-
-    @property
-    def after_builtin(self) -> bool:
-        """Whether anything applies after SPEC 3.2 has decided (``compose`` works within it)."""
-        return bool(self.rules) or self.model_hooks or self.layer_decay is not None
-
-
-def resolve_composition(
-    paramwise_cfg: Mapping[str, Any],
-    *,
-    base_lr: Any,
-    base_wd: Any,
-    optimizer: OptimizerInfo,
-    routes: Collection[str] | None = None,
-) -> Composition | None:
-    """Validate SPEC 3.3's keys of ``paramwise_cfg``; None when it uses none of them.
-
-    Raises:
-        TypeError: a flag is not a bool, or a value has the wrong type.
-        ValueError: as :func:`resolve_param_rules` and :func:`resolve_layer_decay` say.
-    """
-    if not any(key in paramwise_cfg for key in COMPOSITION_KEYS):
-        return None
-    for flag in ("compose", "model_hooks"):
-        if flag in paramwise_cfg and not isinstance(paramwise_cfg[flag], bool):
-            raise TypeError(
-                f"paramwise_cfg[{flag!r}] must be True or False, got {paramwise_cfg[flag]!r}"
-            )
-    rules = paramwise_cfg.get("rules")
-    layer_decay = paramwise_cfg.get("layer_decay")
-    return Composition(
-        compose=paramwise_cfg.get("compose", False),
-        rules=(
-            ()
-            if rules is None
-            else resolve_param_rules(
-                rules,
-                base_lr=base_lr,
-                base_wd=base_wd,
-                optimizer=optimizer,
-                routes=routes,
-            )
-        ),
-        model_hooks=paramwise_cfg.get("model_hooks", False),
-        layer_decay=None
-        if layer_decay is None
-        else resolve_layer_decay(layer_decay, base_lr=base_lr),
-    )

@@ -1,0 +1,113 @@
+"""Checks of one value of an optimizer or paramwise config, each with its one message.
+
+``paramwise_cfg`` itself (``_paramwise``), its ``rules`` (``_rules``), its 3.3 keys
+(``_composition``) and its ``layer_decay`` (``_layer_decay``) all hold numbers, flags,
+multipliers that need a base and optimizer options; each kind is checked here, so a value is
+refused in the same words wherever it is written.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Final
+
+import torch
+
+from ._optimizer_types import OptimizerInfo
+
+__all__ = ["check_base", "check_flag", "check_option", "check_real"]
+
+# Optimizer options that are numbers a multiplier may scale: checked as SPEC 3.1 words it.
+_BASE_NUMBERS: Final[tuple[str, ...]] = ("lr", "weight_decay")
+
+
+def _number_hint(value: object) -> str:
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return ""
+        # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4); regtree's
+        # load_config reads YAML 1.2, where it is a float.
+        return (
+            f"; write it as a number, {value} without quotes (a YAML file read by PyYAML "
+            "alone needs 1.0e-4, not 1e-4; regtree.load_config reads either as a float)"
+        )
+    return ""
+
+
+def check_real(value: object, what: str, *, tensor: bool = False) -> None:
+    """Refuse a value that is not a real number (SPEC 3.1): a bool, a str, None, ...
+
+    Args:
+        value: The value.
+        what: Where it is, for the message: ``"paramwise_cfg['bias_lr_mult']"``.
+        tensor: Accept a 0-dim tensor too, as torch does for an lr or a weight decay.
+
+    Raises:
+        TypeError: naming ``what``, the value and its type; a str that reads as a number is
+            told how to write it as one.
+    """
+    if tensor and isinstance(value, torch.Tensor) and value.ndim == 0:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        kind = "a real number or a 0-dim tensor" if tensor else "a real number"
+        raise TypeError(
+            f"{what} must be {kind}, got {value!r} ({type(value).__name__}){_number_hint(value)}."
+        )
+
+
+def check_flag(value: object, what: str) -> None:
+    """Refuse a flag that is not ``True`` or ``False`` (``None``, ``'yes'``, 1 included).
+
+    Raises:
+        TypeError: naming ``what``, the value and its type.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be True or False, got {value!r} ({type(value).__name__}).")
+
+
+def check_base(where: str, key: str, value: object, base_key: str, base: object) -> None:
+    """Refuse a multiplier given where the optimizer config has no base for it (SPEC 3.1).
+
+    Args:
+        where: The mapping that holds the multiplier: ``'paramwise_cfg'``, a rule, ....
+        key: Its key there: ``'bias_lr_mult'``, ``'decay_mult'``, ``'layer_decay'``.
+        value: Its value; None is not given, and needs no base.
+        base_key: The optimizer option it multiplies: ``'lr'`` or ``'weight_decay'``.
+        base: The optimizer config's value of it (None: not given).
+
+    Raises:
+        ValueError: saying to add the base or drop the multiplier.
+    """
+    if value is not None and base is None:
+        raise ValueError(
+            f"{where} sets {key}={value!r} but optimizer_cfg has no {base_key}, so there is "
+            f"nothing to multiply; add {base_key} to the optimizer config or drop {key}."
+        )
+
+
+def check_option(info: OptimizerInfo, option: str, value: object, where: str) -> None:
+    """Refuse an optimizer option's value that does not fit the optimizer (SPEC 3.1, 5.4).
+
+    ``lr`` and ``weight_decay`` must be real numbers or 0-dim tensors; any other option must
+    fit the annotation of the optimizer's signature, where it has one.
+
+    Args:
+        info: What the optimizer accepts.
+        option: The option's name.
+        value: Its value.
+        where: The mapping that sets it, for the message: ``'optimizer_cfg'``, a rule, ....
+
+    Raises:
+        TypeError: naming ``where``, the option, the value and its type, and what would fit.
+    """
+    if option in _BASE_NUMBERS:
+        check_real(value, f"{where}[{option!r}]", tensor=True)
+        return
+    expected = info.expected_type(option, value)
+    if expected is not None:
+        raise TypeError(
+            f"{where}: {option}: expected {expected}, got {value!r} ({type(value).__name__}), "
+            f"as the signature of {info.name} annotates {option!r}"
+        )
