@@ -484,15 +484,13 @@ _LD = "paramwise_cfg['layer_decay']"
             {"rate": 0.5, "min_scale": "0.1"},
             TypeError,
             f"{_LD}['min_scale'] must be a real number, got '0.1' (str); write it as a number, "
-            "0.1 without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not 1e-4; "
-            "regtree.load_config reads either as a float).",
+            "0.1 without quotes.",
         ),
         (
             {"rate": 0.5, "freeze_below": "1"},
             TypeError,
             f"{_LD}['freeze_below'] must be a real number, got '1' (str); write it as a number, "
-            "1 without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not 1e-4; "
-            "regtree.load_config reads either as a float).",
+            "1 without quotes.",
         ),
         # Not finite: nan compares false with everything (lrs of nan, groups that never merge).
         ({"rate": math.inf}, ValueError, f"{_LD}['rate'] must be a finite number, got inf."),

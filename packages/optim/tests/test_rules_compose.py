@@ -505,8 +505,7 @@ _SELECTORS_AND_EFFECTS = (
             {"rules": [{"name": "bias", "decay_mult": "0.5"}]},
             TypeError,
             f"{_RULE}['decay_mult'] must be a real number, got '0.5' (str); write it as a "
-            "number, 0.5 without quotes (a YAML file read by PyYAML alone needs 1.0e-4, not "
-            "1e-4; regtree.load_config reads either as a float).",
+            "number, 0.5 without quotes.",
         ),
         (
             {"type": "SGD"},

@@ -253,8 +253,8 @@ _HINT = (
         (
             SGD,
             {"layer_decay": {"rate": "0.9"}},
-            f"paramwise_cfg['layer_decay']['rate'] must be a real number, got '0.9' (str); write "
-            f"it as a number, 0.9 {_HINT}",
+            "paramwise_cfg['layer_decay']['rate'] must be a real number, got '0.9' (str); write "
+            "it as a number, 0.9 without quotes.",
         ),
     ],
 )

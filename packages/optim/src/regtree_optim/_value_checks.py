@@ -9,6 +9,7 @@ refused in the same words wherever it is written.
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Final
 
 import torch
@@ -27,12 +28,15 @@ def _number_hint(value: object) -> str:
             float(value)
         except ValueError:
             return ""
-        # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4); regtree's
-        # load_config reads YAML 1.2, where it is a float.
-        return (
-            f"; write it as a number, {value} without quotes (a YAML file read by PyYAML "
-            "alone needs 1.0e-4, not 1e-4; regtree.load_config reads either as a float)"
-        )
+        hint = f"; write it as a number, {value} without quotes"
+        if re.fullmatch(r"\s*[-+]?[0-9]+[eE][-+]?[0-9]+\s*", value):
+            # PyYAML reads `lr: 1e-4` as the str '1e-4' (YAML 1.1 wants a dot: 1.0e-4);
+            # regtree's load_config reads YAML 1.2, where it is a float.
+            hint += (
+                " (a YAML file read by PyYAML alone needs 1.0e-4, not 1e-4; "
+                "regtree.load_config reads either as a float)"
+            )
+        return hint
     return ""
 
 
