@@ -194,6 +194,23 @@ def test_scope_key_applies_to_nested_configs() -> None:
     assert tree.root.validate(cfg) == []
 
 
+def test_a_class_found_by_a_scoped_key_has_its_nested_configs_looked_up_in_its_scope() -> None:
+    # toydet's Detector builds its backbone with toydet's registry, as the demo packages do: an
+    # unscoped nested type resolves there, as a build of the Detector would resolve it (it was
+    # reported unknown, with 'toydet.Head' as a suggestion), and its keywords are checked.
+    tree = make_tree()
+    cfg = {
+        "type": "toydet.Detector",
+        "num_classes": 2,
+        "backbone": {"type": "Head", "in_chanels": 4},
+        "head": {"type": "toycls.Backbone", "depth": 2},
+    }
+    assert paths(tree.root.validate(cfg)) == [("backbone.in_chanels", "unknown-keyword")]
+    # The scope holds for that config's children only.
+    listed = [cfg, {"type": "Head", "in_channels": 4}]
+    assert paths(tree.root.validate(listed))[-1] == ("[1].type", "unknown-type")
+
+
 def test_the_active_default_scope_applies() -> None:
     tree = make_tree()
     with default_scope("toycls"):

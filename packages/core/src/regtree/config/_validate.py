@@ -271,6 +271,17 @@ class _Checker:
                 if key not in _RESERVED_KEYS and key not in cfg:
                     given[key] = value
             self._check_keywords(target, type_value, given, path)
+        # A class found by a scoped key builds its nested configs from its own package's
+        # registry (demo_cls's TinyClassifier builds an unscoped backbone with demo_cls.MODELS),
+        # so they are looked up as under that scope, as a build under it would look them up.
+        home = _home_scope(type_value) if target is not None else None
+        if home is None or home == current_scope():
+            self._walk_children(cfg, path)
+        else:
+            with default_scope(home):
+                self._walk_children(cfg, path)
+
+    def _walk_children(self, cfg: Mapping[Any, object], path: tuple[str | int, ...]) -> None:
         for key, value in cfg.items():
             if key not in _RESERVED_KEYS:
                 self.walk(value, (*path, key))
@@ -373,6 +384,13 @@ class _Checker:
             expected = type_mismatch(value, parameter.annotation)
             if expected is not None:
                 self.add((*path, key), "wrong-type", f"expected {expected}, got {_shown(value)}")
+
+
+def _home_scope(type_value: object) -> str | None:
+    """The scope of the registry a scoped key names (``'a.b.X'`` -> ``'b'``), else None."""
+    if not isinstance(type_value, str) or "." not in type_value:
+        return None
+    return type_value.rsplit(".", 2)[-2]
 
 
 def _describe_target(type_value: object, target: Callable[..., object]) -> str:
