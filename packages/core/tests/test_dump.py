@@ -143,3 +143,28 @@ def test_an_origin_with_a_line_break_stays_in_its_comment(tmp_path: Path, file_f
     path = tmp_path / f"cfg.{file_format}"
     path.write_text(text, encoding="utf-8")
     assert load_config(path) == cfg
+
+
+def test_yaml_output_reads_the_same_under_yaml_1_1_as_pyyaml_reads_it() -> None:
+    # mmcv and mmengine read YAML with PyYAML (YAML 1.1): 1e-05 is text there, 'yes' True,
+    # '1_000' 1000 and '2002-12-14' a date, so the writer picks forms both versions agree on.
+    yaml = pytest.importorskip("yaml")
+    cfg: dict[str, object] = {
+        "lr": 1e-5,
+        "big": 1e16,
+        "small": -2e-7,
+        "words": ["yes", "No", "on", "OFF", "y", "N", "="],
+        "numbers": ["1_000", "0x1f", "0o17", "0b101", ".5", "190:20:30", "1.0.0"],
+        "date": "2002-12-14",
+        "n": "plain",
+    }
+    assert yaml.safe_load(dump_config(cfg, "yaml")) == cfg
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1])
+def test_an_int_beyond_64_bits_is_a_dump_error_in_toml_only(tmp_path: Path, value: int) -> None:
+    with pytest.raises(DumpError, match=r"'a\.b' is -?\d+, beyond TOML's 64-bit integers"):
+        dump_config({"a": {"b": value}}, "toml")
+    for edge in (2**63 - 1, -(2**63)):
+        assert reloaded(tmp_path, {"b": edge}, "toml") == {"b": edge}
+    assert reloaded(tmp_path, {"b": value}, "json") == {"b": value}

@@ -28,6 +28,15 @@ DUMP_FORMATS = ("json", "toml", "yaml")
 _TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 # A plain YAML scalar may not start with an indicator, nor hold `: ` or ` #`.
 _YAML_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+# What YAML 1.1 (PyYAML, which mmcv and mmengine read configs with) would read as a bool
+# (yes, no, on, off, y, n in any case it allows), or as a number, a date or a sexagesimal (any
+# text of digits, signs, dots, colons, underscores and the letters of bases and exponents that
+# starts like a number), or as its value key `=`: written plain they read as text under YAML 1.2
+# but not there, so they are quoted.
+_YAML11_SCALAR = re.compile(
+    r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|=)"
+    r"|[-+]?\.?[0-9][0-9a-fA-FxXoObB_.:eE+-]*"
+)
 # YAML reads a key longer than 1024 characters only as an explicit key (`? key`).
 _YAML_LONGEST_KEY = 1024
 # The escapes that YAML's and TOML's double-quoted strings share, for the characters they name;
@@ -66,11 +75,11 @@ def dump_config(
         The text, ending with a newline.
 
     Raises:
-        DumpError: The format cannot hold a value: None in TOML (which has no null), NaN or an
-            infinity in JSON (which has neither), in any a key that is not a str, a value that
-            is not plain data (a set, bytes, another object; a tuple is written as a list) or a
-            key or str that is not Unicode text (a lone surrogate); or the config nests too
-            deeply to write.
+        DumpError: The format cannot hold a value: None in TOML (which has no null) or an int
+            beyond its 64 bits, NaN or an infinity in JSON (which has neither); in any, a key
+            that is not a str, a value that is not plain data (a set, bytes, another object; a
+            tuple is written as a list) or a key or str that is not Unicode text (a lone
+            surrogate); or the config nests too deeply to write.
         TypeError: ``cfg`` is not a mapping.
         ValueError: ``file_format`` is not one of `DUMP_FORMATS`.
     """
@@ -148,6 +157,16 @@ def _unwritable(dotted: str, value: object, file_format: str) -> str | None:
             f"{dotted!r} is null, and TOML has no null; remove it, or write the config as json "
             "or yaml"
         )
+    if (
+        file_format == "toml"
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and not -(2**63) <= value < 2**63
+    ):
+        return (
+            f"{dotted!r} is {value}, beyond TOML's 64-bit integers (a reader must refuse it); "
+            "write the config as json or yaml, or the value as a str"
+        )
     if isinstance(value, float) and not math.isfinite(value) and file_format == "json":
         return (
             f"{dotted!r} is {value!r}, and JSON has no NaN or Infinity; write the config as yaml "
@@ -222,6 +241,10 @@ def _yaml_scalar(value: object) -> str:
         return "null"
     number = _number_text(value, special_prefix=".")
     if number is not None:
+        if isinstance(value, float) and "e" in number and "." not in number:
+            # 1e-05 is a float in YAML 1.2 but text in YAML 1.1, which wants a dot: 1.0e-05.
+            mantissa, exponent = number.split("e")
+            return f"{mantissa}.0e{exponent}"
         return number
     if isinstance(value, str):
         return _yaml_str(value)
@@ -261,6 +284,7 @@ def _yaml_str(text: str) -> str:
         and text.isprintable()
         and text != "<<"  # a merge key
         and resolve_plain(text) == text
+        and _YAML11_SCALAR.fullmatch(text) is None
     )
     return text if plain else _quoted(text)
 
