@@ -10,9 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from regtree import NotRegisteredError
+from regtree import NotRegisteredError, build_from_cfg
 from regtree_optim import (
     OPTIMIZER_BUILDERS,
+    OPTIMIZERS,
     DefaultOptimizerConstructor,
     build_optimizer,
     build_optimizer_constructor,
@@ -296,3 +297,54 @@ def test_add_params_called_directly_walks_the_module_and_its_children(model: nn.
         (["sub.gn.weight"], 0.1),
         (["sub.gn.bias"], 0.1),
     ]
+
+
+class _MmcvCall(DefaultOptimizerConstructor):
+    """mmcv 1.x's own ``__call__`` body: the walk through ``add_params``, then the build."""
+
+    def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+        params: list[dict[str, Any]] = []
+        self.add_params(params, model)
+        return build_from_cfg(dict(self.optimizer_cfg, params=params), OPTIMIZERS)
+
+
+_FREEZE_FIRST = {"rules": [{"match": "0.*", "freeze": True}]}
+
+
+def test_an_own_call_that_fails_to_build_leaves_the_model_unfrozen() -> None:
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    constructor = _MmcvCall({"type": "SGD", "lr": 0.1, "momentum": -1.0}, _FREEZE_FIRST)
+    with pytest.raises(ValueError, match=r"Invalid momentum value: -1\.0"):
+        constructor(model)
+    assert all(param.requires_grad for param in model.parameters())
+    # Built, the rule's parameters are frozen once the outermost __call__ returns.
+    constructor.optimizer_cfg = {"type": "SGD", "lr": 0.1, "momentum": 0.9}
+    constructor(model)
+    assert [p.requires_grad for p in model.parameters()] == [False, False, True, True]
+
+
+def test_an_own_call_that_raises_after_the_base_build_leaves_the_model_unfrozen() -> None:
+    class ChecksAfterwards(DefaultOptimizerConstructor):
+        def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+            super().__call__(model)
+            raise RuntimeError("refused after the build")
+
+    class Outer(ChecksAfterwards):  # an own __call__ around another: the outermost one decides
+        def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+            return super().__call__(model)
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    for constructor_type in (ChecksAfterwards, Outer):
+        with pytest.raises(RuntimeError, match="refused after the build"):
+            constructor_type({"type": "SGD", "lr": 0.1}, _FREEZE_FIRST)(model)
+        assert all(param.requires_grad for param in model.parameters())
+    assert Outer.__call__.__name__ == "__call__"  # wrapped with the subclass's own name
+    assert Outer.__call__.__qualname__.endswith("Outer.__call__")
+
+
+def test_add_params_called_on_its_own_freezes_at_once() -> None:
+    # mmcv-era tooling calls add_params outside any __call__: nothing builds after it.
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    constructor = _MmcvCall({"type": "SGD", "lr": 0.1}, _FREEZE_FIRST)
+    constructor.add_params([], model)
+    assert [p.requires_grad for p in model.parameters()] == [False, False, True, True]

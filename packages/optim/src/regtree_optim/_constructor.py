@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import functools
+import types
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -81,6 +83,14 @@ class DefaultOptimizerConstructor:
     """
 
     paramwise_keys: ClassVar[tuple[str, ...]] = DEFAULT_PARAMWISE_KEYS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass's own __call__ (mmcv 1.x's walks add_params, then builds) may fail after the
+        # walk chose what to freeze: its freezes wait for it to return (_freeze).
+        call = cls.__dict__.get("__call__")
+        if isinstance(call, types.FunctionType):
+            setattr(cls, "__call__", _freezing_on_return(call))  # noqa: B010 (mypy refuses a method assigned)
 
     def __init__(
         self, optimizer_cfg: Mapping[str, Any], paramwise_cfg: Mapping[str, Any] | None = None
@@ -454,9 +464,40 @@ def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, An
 
 
 def _freeze(plan: GroupPlan) -> None:
-    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction.
+    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction; inside
+    # a subclass's own __call__, once it returns (an error before that leaves the model as it was).
+    pending = _PENDING_FREEZES.get()
+    if pending is not None:
+        pending.extend(plan.to_freeze)
+        return
     for param in plan.to_freeze:
         param.requires_grad_(False)
+
+
+# The parameters the running subclass __call__ (the outermost) freezes once it returns.
+_PENDING_FREEZES: ContextVar[list[torch.Tensor] | None] = ContextVar(
+    "regtree_optim_pending_freezes", default=None
+)
+
+
+def _freezing_on_return(call: Callable[..., Optimizer]) -> Callable[..., Optimizer]:
+    """``call``, a subclass's ``__call__``, with the freezes it plans applied once it returns."""
+
+    @functools.wraps(call)
+    def build_then_freeze(self: Any, *args: Any, **kwargs: Any) -> Optimizer:
+        if _PENDING_FREEZES.get() is not None:  # inside another's: the outermost one applies them
+            return call(self, *args, **kwargs)
+        pending: list[torch.Tensor] = []
+        token = _PENDING_FREEZES.set(pending)
+        try:
+            optimizer = call(self, *args, **kwargs)
+        finally:
+            _PENDING_FREEZES.reset(token)
+        for param in pending:
+            param.requires_grad_(False)
+        return optimizer
+
+    return build_then_freeze
 
 
 def _check_configs(optimizer_cfg: object, paramwise_cfg: object) -> None:
