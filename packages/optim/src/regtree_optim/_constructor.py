@@ -32,7 +32,7 @@ from ._paramwise import (
     settings_key,
 )
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
-from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
+from ._routed import RoutedOptimizer, RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
 from ._sharding import is_fsdp_flattened, original_shapes, root_shapes
 from ._walk import walk_parameters
@@ -296,6 +296,8 @@ class DefaultOptimizerConstructor:
             optimizer = self._build_one_group_per_parameter(plan)
         else:
             optimizer = self._build(plan.groups)
+        if resolved.holds_tensors:
+            _own_tensors(optimizer)
         # Once the optimizer is built, so that an error above leaves the model as it was.
         _freeze(plan)
         return optimizer
@@ -463,6 +465,21 @@ def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, An
     return optimizer
 
 
+def _own_tensors(optimizer: Optimizer) -> None:
+    # torch keeps a tensor lr (weight decay, option) as it is given, shared by every group that
+    # got it from the config or from one merged group, and its schedulers change it in place
+    # (fill_): each group, and the defaults a group added later starts from, gets its own copy,
+    # so that training changes neither the configs nor another group. Floats never come here.
+    owners = [
+        optimizer,
+        *(optimizer.optimizers.values() if isinstance(optimizer, RoutedOptimizer) else ()),
+    ]
+    for settings in [*optimizer.param_groups, *(owner.defaults for owner in owners)]:
+        for key, value in list(settings.items()):
+            if key != "params" and isinstance(value, torch.Tensor):
+                settings[key] = value.detach().clone()
+
+
 def _freeze(plan: GroupPlan) -> None:
     # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction; inside
     # a subclass's own __call__, once it returns (an error before that leaves the model as it was).
@@ -530,6 +547,7 @@ class _Resolved:
     info: OptimizerInfo
     rules: ParamwiseRules
     routed: RoutedRules | None
+    holds_tensors: bool  # a tensor value anywhere in the configs (a tensor lr): _own_tensors
 
     @classmethod
     def of(
@@ -541,7 +559,8 @@ class _Resolved:
         routed: RoutedRules | None = None,
     ) -> _Resolved:
         snapshot = _snapshot(optimizer_cfg, paramwise_cfg)
-        return cls(optimizer_cfg, paramwise_cfg, snapshot, info, rules, routed)
+        holds_tensors = _holds_tensor((optimizer_cfg, paramwise_cfg))
+        return cls(optimizer_cfg, paramwise_cfg, snapshot, info, rules, routed, holds_tensors)
 
     def describes(self, optimizer_cfg: object, paramwise_cfg: object) -> bool:
         """Whether the configs are the same objects, with the same contents, as resolved."""
@@ -553,6 +572,16 @@ class _Resolved:
             return _same_config(self.snapshot, (optimizer_cfg, paramwise_cfg))
         except Exception:  # a value whose == does not give a bool (a tensor of several values)
             return False
+
+
+def _holds_tensor(value: object) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_tensor(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_tensor(item) for item in value)
+    return False
 
 
 def _same_config(saved: object, current: object) -> bool:
