@@ -348,3 +348,22 @@ def test_add_params_called_on_its_own_freezes_at_once() -> None:
     constructor = _MmcvCall({"type": "SGD", "lr": 0.1}, _FREEZE_FIRST)
     constructor.add_params([], model)
     assert [p.requires_grad for p in model.parameters()] == [False, False, True, True]
+
+
+@pytest.mark.parametrize(
+    "whole",
+    [{"paramwise_cfg": {"bias_lr_mult": 2.0}}, {"constructor": "DefaultOptimizerConstructor"}],
+)
+def test_calling_the_constructor_on_a_whole_config_says_to_pass_it_to_build_optimizer(
+    model: nn.Module, whole: dict[str, Any]
+) -> None:
+    # As explain says: the closest keyword SGD takes ('params') would mislead.
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1, **whole})
+    (key,) = whole
+    with pytest.raises(
+        TypeError,
+        match=rf"^optimizer_cfg holds '{key}', which build_optimizer takes out of an optimizer "
+        r"config before it builds; pass the whole config to build_optimizer, or the paramwise_cfg "
+        r"to DefaultOptimizerConstructor as its second argument$",
+    ):
+        constructor(model)

@@ -276,6 +276,8 @@ class DefaultOptimizerConstructor:
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
+        if any(key in self.optimizer_cfg for key in _WHOLE_CONFIG_KEYS):
+            _check_buildable(self.optimizer_cfg)  # explain's message, not the build's 'params' hint
         resolved = self._current_rules()
         per_parameter = (
             bool(self.paramwise_cfg)
@@ -428,17 +430,22 @@ def _check_has_parameters(model: nn.Module, plan: GroupPlan, info: OptimizerInfo
         )
 
 
+# What build_optimizer takes out of an mmcv-style whole config before the optimizer sees it.
+_WHOLE_CONFIG_KEYS = ("paramwise_cfg", "constructor")
+
+
 def _check_buildable(optimizer_cfg: Mapping[str, Any]) -> None:
     # explain builds nothing without a schedule, so what building would refuse in the
     # optimizer's own config (an unknown type, a keyword it does not take) is refused here, as
     # the build would refuse it (its other values are checked at every call, SPEC 3.1).
+    # __call__ comes here only for a whole config.
     for problem in validate_config(OPTIMIZERS, optimizer_cfg):
         where = "optimizer_cfg" + "".join(f"[{part!r}]" for part in problem.parts)
         if problem.kind == "unknown-type":
             raise NotRegisteredError(f"{where}: {problem.message}")
         if problem.kind != "unknown-keyword":
             continue
-        if problem.parts in (("paramwise_cfg",), ("constructor",)):
+        if len(problem.parts) == 1 and problem.parts[0] in _WHOLE_CONFIG_KEYS:
             # An mmcv-style whole config: the closest keyword ('params') would mislead.
             raise TypeError(
                 f"optimizer_cfg holds {problem.parts[0]!r}, which build_optimizer takes out of "
