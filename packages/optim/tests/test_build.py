@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import re
 import warnings
+from threading import Lock
 from typing import Any, ClassVar
 
 import pytest
@@ -367,3 +369,49 @@ def test_calling_the_constructor_on_a_whole_config_says_to_pass_it_to_build_opti
         r"to DefaultOptimizerConstructor as its second argument$",
     ):
         constructor(model)
+
+
+def _non_leaf_lr() -> torch.Tensor:
+    return torch.tensor(0.1, requires_grad=True) * 1.0
+
+
+@pytest.mark.parametrize(
+    ("cfg", "error", "where"),
+    [
+        (
+            {"type": "SGD", "lr": _non_leaf_lr()},
+            RuntimeError,
+            r"cfg\['lr'\] \(a Tensor\)",
+        ),
+        (
+            {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"rules": (r for r in ())}},
+            TypeError,
+            r"cfg\['paramwise_cfg'\]\['rules'\] \(a generator\)",
+        ),
+        (
+            {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"custom_keys": {"0": {"lock": Lock()}}}},
+            TypeError,
+            r"cfg\['paramwise_cfg'\]\['custom_keys'\]\['0'\]\['lock'\] \(a lock\)",
+        ),
+    ],
+    ids=["non-leaf tensor", "generator", "lock"],
+)
+def test_a_value_the_deep_copy_cannot_copy_is_named(
+    model: nn.Module, cfg: dict[str, Any], error: type[Exception], where: str
+) -> None:
+    with pytest.raises(error) as caught:
+        build_optimizer(model, cfg)
+    assert type(caught.value) is error  # torch's or copy's own error, with a note
+    assert re.fullmatch(
+        rf"regtree_optim: build_optimizer deep-copies its config \(the caller's stays as it "
+        rf"was\), and {where} could not be copied; give a value that copies there \(a number, a "
+        r"leaf tensor, a list\), or build with DefaultOptimizerConstructor\(optimizer_cfg, "
+        r"paramwise_cfg\)\(model\), which copies nothing",
+        caught.value.__notes__[-1],
+    )
+
+
+def test_an_error_after_the_copy_gets_no_copy_note(model: nn.Module) -> None:
+    with pytest.raises(ValueError, match="Invalid momentum value") as caught:
+        build_optimizer(model, {"type": "SGD", "lr": 0.1, "momentum": -1.0})
+    assert not any("deep-copies" in note for note in getattr(caught.value, "__notes__", []))

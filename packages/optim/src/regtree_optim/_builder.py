@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from torch import nn
@@ -45,8 +46,52 @@ def build_optimizer(model: nn.Module, cfg: Mapping[str, Any]) -> Optimizer:
     """
     if not isinstance(cfg, Mapping):
         raise TypeError(f"an optimizer config must be a mapping (a dict), got {cfg!r}")
-    _, constructor = constructor_from_config(cfg)
+    try:
+        _, constructor = constructor_from_config(cfg)
+    except Exception as error:
+        _note_uncopyable(error, cfg)
+        raise
     return constructor(model)
+
+
+def _note_uncopyable(error: Exception, cfg: Mapping[str, Any]) -> None:
+    # The deep copy's own errors (torch's "Only Tensors created explicitly by the user support
+    # the deepcopy protocol", "cannot pickle 'generator' object") name neither the copy nor the
+    # key: the part whose copy fails as ``error`` did is found again, on this failure path only.
+    found = _uncopyable(dict(cfg), type(error))
+    if found is None or not found[0]:  # the copy was not what failed
+        return
+    path, part = found
+    where = "cfg" + "".join(f"[{step!r}]" for step in path)
+    error.add_note(
+        "regtree_optim: build_optimizer deep-copies its config (the caller's stays as it was), "
+        f"and {where} (a {type(part).__name__}) could not be copied; give a value that copies "
+        "there (a number, a leaf tensor, a list), or build with "
+        "DefaultOptimizerConstructor(optimizer_cfg, paramwise_cfg)(model), which copies nothing"
+    )
+
+
+def _uncopyable(
+    value: object, error_type: type[Exception]
+) -> tuple[tuple[object, ...], object] | None:
+    """The path to the innermost part of ``value`` whose deep copy raises ``error_type``, and it."""
+    try:
+        copy.deepcopy(value)
+    except Exception as error:
+        if type(error) is not error_type:
+            return None
+    else:
+        return None
+    parts: Iterable[tuple[object, object]] = ()
+    if isinstance(value, Mapping):
+        parts = value.items()
+    elif isinstance(value, list | tuple):
+        parts = enumerate(value)
+    for key, item in parts:
+        found = _uncopyable(item, error_type)
+        if found is not None:
+            return (key, *found[0]), found[1]
+    return (), value
 
 
 def constructor_from_config(cfg: Mapping[str, Any]) -> tuple[Any, Callable[[nn.Module], Optimizer]]:
