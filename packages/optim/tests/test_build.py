@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 import warnings
 from threading import Lock
@@ -415,3 +416,88 @@ def test_an_error_after_the_copy_gets_no_copy_note(model: nn.Module) -> None:
     with pytest.raises(ValueError, match="Invalid momentum value") as caught:
         build_optimizer(model, {"type": "SGD", "lr": 0.1, "momentum": -1.0})
     assert not any("deep-copies" in note for note in getattr(caught.value, "__notes__", []))
+
+
+def _raises_section(function: Any) -> str:
+    doc = inspect.getdoc(function) or ""
+    return doc.split("Raises:", 1)[1] if "Raises:" in doc else ""
+
+
+def _changed_to(cfg: dict[str, Any], paramwise: Any = None) -> DefaultOptimizerConstructor:
+    # Checked when created, then changed: __call__ checks the configs again (SPEC 3.1).
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1})
+    constructor.optimizer_cfg, constructor.paramwise_cfg = cfg, paramwise or {}
+    return constructor
+
+
+_LAYER_DECAY = {"layer_decay": {"rate": 0.5}}  # a Linear has no layer-depth hook
+_ROUTED = {
+    "type": "RoutedOptimizer",
+    "optimizers": {"muon": {"type": "Muon", "lr": 0.02}, "adamw": {"type": "AdamW", "lr": 1e-3}},
+    "default": "adamw",
+}
+_ROUTE_ALL = {"rules": [{"match": "*", "optimizer": "muon"}]}  # Muon takes no 1-D bias
+
+
+@pytest.mark.parametrize(
+    ("function", "call", "error"),
+    [
+        (build_optimizer, lambda m: build_optimizer(m, [1]), TypeError),
+        (build_optimizer, lambda m: build_optimizer(m, {"type": "Nope"}), NotRegisteredError),
+        (build_optimizer, lambda m: build_optimizer(m, {"type": "SGD", "lr": "1"}), TypeError),
+        (
+            build_optimizer,
+            lambda m: build_optimizer(m, {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"x": 1}}),
+            ValueError,
+        ),
+        (
+            DefaultOptimizerConstructor.explain,
+            lambda m: _changed_to({"type": "SGD", "lr": 0.1, "momentm": 0.9}).explain(m),
+            TypeError,
+        ),
+        (
+            DefaultOptimizerConstructor.explain,
+            lambda m: _changed_to({"type": "Nope"}).explain(m),
+            NotRegisteredError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to({"type": "Nope"})(m),
+            NotRegisteredError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to({"type": "SGD", "lr": "1"})(m),
+            TypeError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to({"type": "SGD", "lr": 0.1}, _LAYER_DECAY)(m),
+            ValueError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to(_ROUTED, _ROUTE_ALL)(m),
+            ValueError,
+        ),
+    ],
+    ids=[
+        "build_optimizer: not a mapping",
+        "build_optimizer: unknown type",
+        "build_optimizer: constructor's TypeError",
+        "build_optimizer: constructor's ValueError",
+        "explain: unknown keyword",
+        "explain: unknown type",
+        "__call__: unknown type",
+        "__call__: changed config",
+        "__call__: layer decay",
+        "__call__: routed shape",
+    ],
+)
+def test_the_errors_they_raise_are_in_their_docstrings(
+    function: Any, call: Any, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        call(nn.Linear(2, 2))
+    documented = re.findall(r"^ {4}(\w+):", _raises_section(function), flags=re.MULTILINE)
+    assert error.__name__ in documented

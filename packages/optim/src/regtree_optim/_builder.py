@@ -42,7 +42,16 @@ def build_optimizer(model: nn.Module, cfg: Mapping[str, Any]) -> Optimizer:
         The optimizer.
 
     Raises:
-        TypeError: ``cfg`` is not a mapping.
+        TypeError: ``cfg`` is not a mapping; the constructor's (a config value of the wrong
+            type, a model that is not an ``nn.Module``) and the optimizer's (a keyword it does
+            not take); a value the deep copy cannot copy (a generator, a lock), with a note
+            naming its key.
+        NotRegisteredError: the optimizer ``type`` or the ``constructor`` is not registered.
+        ValueError: the constructor's (an unknown ``paramwise_cfg`` key, a multiplier without
+            its base, a model without parameters; see ``DefaultOptimizerConstructor.__call__``)
+            and the optimizer's (an invalid value, such as a negative momentum).
+        RuntimeError: a tensor the deep copy cannot copy (one computed from others, not a leaf),
+            with a note naming its key.
     """
     if not isinstance(cfg, Mapping):
         raise TypeError(f"an optimizer config must be a mapping (a dict), got {cfg!r}")

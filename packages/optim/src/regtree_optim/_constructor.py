@@ -269,9 +269,19 @@ class DefaultOptimizerConstructor:
         """Build the optimizer for ``model`` (wrappers such as DDP are unwrapped first).
 
         Raises:
-            TypeError: ``model`` is not an ``nn.Module``.
+            TypeError: ``model`` is not an ``nn.Module``; a config changed since it was checked
+                holds a value of the wrong type (checked again, as at creation); an mmcv-style
+                whole config (``paramwise_cfg`` or ``constructor`` in ``optimizer_cfg``); a
+                model hook (``no_weight_decay``) returns something other than str; the
+                optimizer's own (a keyword it does not take).
+            NotRegisteredError: the optimizer ``type`` is not registered in ``OPTIMIZERS``.
             ValueError: the model has no parameters, or a shared parameter without
-                ``bypass_duplicate``.
+                ``bypass_duplicate``; a config changed since it was checked has an unknown key
+                or a multiplier without its base; ``layer_decay`` on a model without the depth
+                hook it needs, or a layer id out of range; a parameter routed to a
+                sub-optimizer that cannot take its shape (``Muon`` takes 2-D ones only); FSDP1
+                flat parameters whose parameters get different settings; the optimizer's own
+                (torch's for an invalid value, such as a negative momentum).
         """
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
@@ -352,10 +362,16 @@ class DefaultOptimizerConstructor:
         steps count back from the end of a phased schedule); nothing is trained.
 
         Raises:
-            TypeError: ``model`` is not an ``nn.Module``.
-            ValueError: a shared parameter without ``bypass_duplicate``; ``at`` without
-                ``scheduler`` or the other way round; a negative step where the schedule has no
-                end.
+            TypeError: ``model`` is not an ``nn.Module``; a keyword the optimizer does not take,
+                or an mmcv-style whole config (``paramwise_cfg`` in ``optimizer_cfg``), refused
+                as building would refuse them; a config changed since it was checked holds a
+                value of the wrong type; ``at`` is not a list of ints.
+            NotRegisteredError: the optimizer ``type`` is not registered in ``OPTIMIZERS``.
+            ValueError: a shared parameter without ``bypass_duplicate``; a config changed since
+                it was checked has an unknown key or a multiplier without its base; the
+                planning errors of :meth:`__call__` (layer decay, a routed shape, FSDP1 flat
+                parameters); ``at`` without ``scheduler`` or the other way round; a negative
+                step where the schedule has no end.
         """
         if (scheduler is None) != (at is None):
             raise ValueError(
