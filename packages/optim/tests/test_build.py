@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import copy
+import inspect
+import re
 import warnings
+from threading import Lock
 from typing import Any, ClassVar
 
 import pytest
 import torch
 from torch import nn
 
-from regtree import NotRegisteredError
+from regtree import NotRegisteredError, build_from_cfg
 from regtree_optim import (
     OPTIMIZER_BUILDERS,
+    OPTIMIZERS,
     DefaultOptimizerConstructor,
     build_optimizer,
     build_optimizer_constructor,
@@ -296,3 +300,204 @@ def test_add_params_called_directly_walks_the_module_and_its_children(model: nn.
         (["sub.gn.weight"], 0.1),
         (["sub.gn.bias"], 0.1),
     ]
+
+
+class _MmcvCall(DefaultOptimizerConstructor):
+    """mmcv 1.x's own ``__call__`` body: the walk through ``add_params``, then the build."""
+
+    def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+        params: list[dict[str, Any]] = []
+        self.add_params(params, model)
+        return build_from_cfg(dict(self.optimizer_cfg, params=params), OPTIMIZERS)
+
+
+_FREEZE_FIRST = {"rules": [{"match": "0.*", "freeze": True}]}
+
+
+def test_an_own_call_that_fails_to_build_leaves_the_model_unfrozen() -> None:
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    constructor = _MmcvCall({"type": "SGD", "lr": 0.1, "momentum": -1.0}, _FREEZE_FIRST)
+    with pytest.raises(ValueError, match=r"Invalid momentum value: -1\.0"):
+        constructor(model)
+    assert all(param.requires_grad for param in model.parameters())
+    # Built, the rule's parameters are frozen once the outermost __call__ returns.
+    constructor.optimizer_cfg = {"type": "SGD", "lr": 0.1, "momentum": 0.9}
+    constructor(model)
+    assert [p.requires_grad for p in model.parameters()] == [False, False, True, True]
+
+
+def test_an_own_call_that_raises_after_the_base_build_leaves_the_model_unfrozen() -> None:
+    class ChecksAfterwards(DefaultOptimizerConstructor):
+        def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+            super().__call__(model)
+            raise RuntimeError("refused after the build")
+
+    class Outer(ChecksAfterwards):  # an own __call__ around another: the outermost one decides
+        def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
+            return super().__call__(model)
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    for constructor_type in (ChecksAfterwards, Outer):
+        with pytest.raises(RuntimeError, match="refused after the build"):
+            constructor_type({"type": "SGD", "lr": 0.1}, _FREEZE_FIRST)(model)
+        assert all(param.requires_grad for param in model.parameters())
+    assert Outer.__call__.__name__ == "__call__"  # wrapped with the subclass's own name
+    assert Outer.__call__.__qualname__.endswith("Outer.__call__")
+
+
+def test_add_params_called_on_its_own_freezes_at_once() -> None:
+    # mmcv-era tooling calls add_params outside any __call__: nothing builds after it.
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    constructor = _MmcvCall({"type": "SGD", "lr": 0.1}, _FREEZE_FIRST)
+    constructor.add_params([], model)
+    assert [p.requires_grad for p in model.parameters()] == [False, False, True, True]
+
+
+@pytest.mark.parametrize(
+    "whole",
+    [{"paramwise_cfg": {"bias_lr_mult": 2.0}}, {"constructor": "DefaultOptimizerConstructor"}],
+)
+def test_calling_the_constructor_on_a_whole_config_says_to_pass_it_to_build_optimizer(
+    model: nn.Module, whole: dict[str, Any]
+) -> None:
+    # As explain says: the closest keyword SGD takes ('params') would mislead.
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1, **whole})
+    (key,) = whole
+    with pytest.raises(
+        TypeError,
+        match=rf"^optimizer_cfg holds '{key}', which build_optimizer takes out of an optimizer "
+        r"config before it builds; pass the whole config to build_optimizer, or the paramwise_cfg "
+        r"to DefaultOptimizerConstructor as its second argument$",
+    ):
+        constructor(model)
+
+
+def _non_leaf_lr() -> torch.Tensor:
+    return torch.tensor(0.1, requires_grad=True) * 1.0
+
+
+@pytest.mark.parametrize(
+    ("cfg", "error", "where"),
+    [
+        (
+            {"type": "SGD", "lr": _non_leaf_lr()},
+            RuntimeError,
+            r"cfg\['lr'\] \(a Tensor\)",
+        ),
+        (
+            {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"rules": (r for r in ())}},
+            TypeError,
+            r"cfg\['paramwise_cfg'\]\['rules'\] \(a generator\)",
+        ),
+        (
+            {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"custom_keys": {"0": {"lock": Lock()}}}},
+            TypeError,
+            r"cfg\['paramwise_cfg'\]\['custom_keys'\]\['0'\]\['lock'\] \(a lock\)",
+        ),
+    ],
+    ids=["non-leaf tensor", "generator", "lock"],
+)
+def test_a_value_the_deep_copy_cannot_copy_is_named(
+    model: nn.Module, cfg: dict[str, Any], error: type[Exception], where: str
+) -> None:
+    with pytest.raises(error) as caught:
+        build_optimizer(model, cfg)
+    assert type(caught.value) is error  # torch's or copy's own error, with a note
+    assert re.fullmatch(
+        rf"regtree_optim: build_optimizer deep-copies its config \(the caller's stays as it "
+        rf"was\), and {where} could not be copied; give a value that copies there \(a number, a "
+        r"leaf tensor, a list\), or build with DefaultOptimizerConstructor\(optimizer_cfg, "
+        r"paramwise_cfg\)\(model\), which copies nothing",
+        caught.value.__notes__[-1],
+    )
+
+
+def test_an_error_after_the_copy_gets_no_copy_note(model: nn.Module) -> None:
+    with pytest.raises(ValueError, match="Invalid momentum value") as caught:
+        build_optimizer(model, {"type": "SGD", "lr": 0.1, "momentum": -1.0})
+    assert not any("deep-copies" in note for note in getattr(caught.value, "__notes__", []))
+
+
+def _raises_section(function: Any) -> str:
+    doc = inspect.getdoc(function) or ""
+    return doc.split("Raises:", 1)[1] if "Raises:" in doc else ""
+
+
+def _changed_to(cfg: dict[str, Any], paramwise: Any = None) -> DefaultOptimizerConstructor:
+    # Checked when created, then changed: __call__ checks the configs again (SPEC 3.1).
+    constructor = DefaultOptimizerConstructor({"type": "SGD", "lr": 0.1})
+    constructor.optimizer_cfg, constructor.paramwise_cfg = cfg, paramwise or {}
+    return constructor
+
+
+_LAYER_DECAY = {"layer_decay": {"rate": 0.5}}  # a Linear has no layer-depth hook
+_ROUTED = {
+    "type": "RoutedOptimizer",
+    "optimizers": {"muon": {"type": "Muon", "lr": 0.02}, "adamw": {"type": "AdamW", "lr": 1e-3}},
+    "default": "adamw",
+}
+_ROUTE_ALL = {"rules": [{"match": "*", "optimizer": "muon"}]}  # Muon takes no 1-D bias
+
+
+@pytest.mark.parametrize(
+    ("function", "call", "error"),
+    [
+        (build_optimizer, lambda m: build_optimizer(m, [1]), TypeError),
+        (build_optimizer, lambda m: build_optimizer(m, {"type": "Nope"}), NotRegisteredError),
+        (build_optimizer, lambda m: build_optimizer(m, {"type": "SGD", "lr": "1"}), TypeError),
+        (
+            build_optimizer,
+            lambda m: build_optimizer(m, {"type": "SGD", "lr": 0.1, "paramwise_cfg": {"x": 1}}),
+            ValueError,
+        ),
+        (
+            DefaultOptimizerConstructor.explain,
+            lambda m: _changed_to({"type": "SGD", "lr": 0.1, "momentm": 0.9}).explain(m),
+            TypeError,
+        ),
+        (
+            DefaultOptimizerConstructor.explain,
+            lambda m: _changed_to({"type": "Nope"}).explain(m),
+            NotRegisteredError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to({"type": "Nope"})(m),
+            NotRegisteredError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to({"type": "SGD", "lr": "1"})(m),
+            TypeError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to({"type": "SGD", "lr": 0.1}, _LAYER_DECAY)(m),
+            ValueError,
+        ),
+        (
+            DefaultOptimizerConstructor.__call__,
+            lambda m: _changed_to(_ROUTED, _ROUTE_ALL)(m),
+            ValueError,
+        ),
+    ],
+    ids=[
+        "build_optimizer: not a mapping",
+        "build_optimizer: unknown type",
+        "build_optimizer: constructor's TypeError",
+        "build_optimizer: constructor's ValueError",
+        "explain: unknown keyword",
+        "explain: unknown type",
+        "__call__: unknown type",
+        "__call__: changed config",
+        "__call__: layer decay",
+        "__call__: routed shape",
+    ],
+)
+def test_the_errors_they_raise_are_in_their_docstrings(
+    function: Any, call: Any, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        call(nn.Linear(2, 2))
+    documented = re.findall(r"^ {4}(\w+):", _raises_section(function), flags=re.MULTILINE)
+    assert error.__name__ in documented

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from regtree_optim import DefaultOptimizerConstructor
+from regtree_optim import DefaultOptimizerConstructor, build_scheduler
 
 
 def _lrs(optimizer: torch.optim.Optimizer) -> dict[str, float]:
@@ -110,3 +110,44 @@ def test_an_undeclared_key_warns_once_however_often_the_configs_change() -> None
         "test_an_undeclared_key_warns_once_however_often_the_configs_change.<locals>."
         "ReadsItsOwnKey"
     ]
+
+
+@pytest.mark.parametrize("merge_groups", [True, False])
+def test_training_never_changes_a_tensor_lr_of_the_configs(merge_groups: bool) -> None:
+    # torch keeps the tensor it is given as a group's lr, and its schedulers fill_ it in place.
+    lr, head_lr, decay = torch.tensor(0.1), torch.tensor(0.5), torch.tensor(0.01)
+    paramwise = {
+        "bias_lr_mult": 2.0,
+        "custom_keys": {"1.": {"lr": head_lr}},
+        "merge_groups": merge_groups,
+    }
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": lr, "weight_decay": decay}, paramwise
+    )
+    optimizer = constructor(_model())
+    scheduler = build_scheduler(optimizer, {"type": "StepLR", "step_size": 1, "gamma": 0.5})
+    for _ in range(3):
+        optimizer.step()
+        scheduler.step()
+    assert float(optimizer.param_groups[0]["lr"]) == pytest.approx(0.1 / 8)  # it was trained
+    assert constructor.optimizer_cfg["lr"] is lr
+    assert (float(lr), float(head_lr), float(constructor.base_lr)) == pytest.approx((0.1, 0.5, 0.1))
+    assert optimizer.defaults["lr"] is not lr  # a group added later starts from 0.1 too
+    assert {n: float(v) for n, v in _lrs(constructor(_model())).items()} == pytest.approx(
+        {"0.weight": 0.1, "0.bias": 0.2, "1.weight": 0.5, "1.bias": 0.5}
+    )
+
+
+def test_each_group_gets_its_own_tensor_lr() -> None:
+    # One tensor in several groups: a per-group schedule would write each group's lr into it.
+    constructor = DefaultOptimizerConstructor(
+        {"type": "SGD", "lr": torch.tensor(1.0)}, {"bias_lr_mult": 1.0, "merge_groups": False}
+    )
+    optimizer = constructor(_model())
+    factors = [0.1, 0.2, 0.3, 0.4]
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, [lambda step, f=f: f ** (step > 0) for f in factors]
+    )
+    optimizer.step()
+    scheduler.step()
+    assert [float(g["lr"]) for g in optimizer.param_groups] == pytest.approx(factors)

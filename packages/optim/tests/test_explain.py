@@ -111,8 +111,10 @@ def test_an_optimizer_that_takes_a_constructor_keyword_is_explained(model: nn.Mo
             super().__init__(params, lr=lr)
 
     cfg = {"type": Takes, "lr": 0.1, "constructor": "mine"}
-    rows = DefaultOptimizerConstructor(cfg, {"bias_lr_mult": 2}).explain(model)
+    constructor = DefaultOptimizerConstructor(cfg, {"bias_lr_mult": 2})
+    rows = constructor.explain(model)
     assert {row.lr for row in rows} == {0.1, 0.2}
+    assert isinstance(constructor(model), Takes)
 
 
 def test_explanation_prints_as_a_table(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import functools
+import types
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -30,7 +32,7 @@ from ._paramwise import (
     settings_key,
 )
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
-from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
+from ._routed import RoutedOptimizer, RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
 from ._sharding import is_fsdp_flattened, original_shapes, root_shapes
 from ._walk import walk_parameters
@@ -81,6 +83,14 @@ class DefaultOptimizerConstructor:
     """
 
     paramwise_keys: ClassVar[tuple[str, ...]] = DEFAULT_PARAMWISE_KEYS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass's own __call__ (mmcv 1.x's walks add_params, then builds) may fail after the
+        # walk chose what to freeze: its freezes wait for it to return (_freeze).
+        call = cls.__dict__.get("__call__")
+        if isinstance(call, types.FunctionType):
+            setattr(cls, "__call__", _freezing_on_return(call))  # noqa: B010 (mypy refuses a method assigned)
 
     def __init__(
         self, optimizer_cfg: Mapping[str, Any], paramwise_cfg: Mapping[str, Any] | None = None
@@ -259,13 +269,25 @@ class DefaultOptimizerConstructor:
         """Build the optimizer for ``model`` (wrappers such as DDP are unwrapped first).
 
         Raises:
-            TypeError: ``model`` is not an ``nn.Module``.
+            TypeError: ``model`` is not an ``nn.Module``; a config changed since it was checked
+                holds a value of the wrong type (checked again, as at creation); an mmcv-style
+                whole config (``paramwise_cfg`` or ``constructor`` in ``optimizer_cfg``); a
+                model hook (``no_weight_decay``) returns something other than str; the
+                optimizer's own (a keyword it does not take).
+            NotRegisteredError: the optimizer ``type`` is not registered in ``OPTIMIZERS``.
             ValueError: the model has no parameters, or a shared parameter without
-                ``bypass_duplicate``.
+                ``bypass_duplicate``; a config changed since it was checked has an unknown key
+                or a multiplier without its base; ``layer_decay`` on a model without the depth
+                hook it needs, or a layer id out of range; a parameter routed to a
+                sub-optimizer that cannot take its shape (``Muon`` takes 2-D ones only); FSDP1
+                flat parameters whose parameters get different settings; the optimizer's own
+                (torch's for an invalid value, such as a negative momentum).
         """
         # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
         shapes = root_shapes(_check_model(model))
         model = unwrap_model(model)
+        if any(key in self.optimizer_cfg for key in _WHOLE_CONFIG_KEYS):
+            _check_buildable(self.optimizer_cfg)  # explain's message, not the build's 'params' hint
         resolved = self._current_rules()
         per_parameter = (
             bool(self.paramwise_cfg)
@@ -286,6 +308,8 @@ class DefaultOptimizerConstructor:
             optimizer = self._build_one_group_per_parameter(plan)
         else:
             optimizer = self._build(plan.groups)
+        if resolved.holds_tensors:
+            _own_tensors(optimizer)
         # Once the optimizer is built, so that an error above leaves the model as it was.
         _freeze(plan)
         return optimizer
@@ -338,10 +362,16 @@ class DefaultOptimizerConstructor:
         steps count back from the end of a phased schedule); nothing is trained.
 
         Raises:
-            TypeError: ``model`` is not an ``nn.Module``.
-            ValueError: a shared parameter without ``bypass_duplicate``; ``at`` without
-                ``scheduler`` or the other way round; a negative step where the schedule has no
-                end.
+            TypeError: ``model`` is not an ``nn.Module``; a keyword the optimizer does not take,
+                or an mmcv-style whole config (``paramwise_cfg`` in ``optimizer_cfg``), refused
+                as building would refuse them; a config changed since it was checked holds a
+                value of the wrong type; ``at`` is not a list of ints.
+            NotRegisteredError: the optimizer ``type`` is not registered in ``OPTIMIZERS``.
+            ValueError: a shared parameter without ``bypass_duplicate``; a config changed since
+                it was checked has an unknown key or a multiplier without its base; the
+                planning errors of :meth:`__call__` (layer decay, a routed shape, FSDP1 flat
+                parameters); ``at`` without ``scheduler`` or the other way round; a negative
+                step where the schedule has no end.
         """
         if (scheduler is None) != (at is None):
             raise ValueError(
@@ -416,17 +446,22 @@ def _check_has_parameters(model: nn.Module, plan: GroupPlan, info: OptimizerInfo
         )
 
 
+# What build_optimizer takes out of an mmcv-style whole config before the optimizer sees it.
+_WHOLE_CONFIG_KEYS = ("paramwise_cfg", "constructor")
+
+
 def _check_buildable(optimizer_cfg: Mapping[str, Any]) -> None:
     # explain builds nothing without a schedule, so what building would refuse in the
     # optimizer's own config (an unknown type, a keyword it does not take) is refused here, as
     # the build would refuse it (its other values are checked at every call, SPEC 3.1).
+    # __call__ comes here only for a whole config.
     for problem in validate_config(OPTIMIZERS, optimizer_cfg):
         where = "optimizer_cfg" + "".join(f"[{part!r}]" for part in problem.parts)
         if problem.kind == "unknown-type":
             raise NotRegisteredError(f"{where}: {problem.message}")
         if problem.kind != "unknown-keyword":
             continue
-        if problem.parts in (("paramwise_cfg",), ("constructor",)):
+        if len(problem.parts) == 1 and problem.parts[0] in _WHOLE_CONFIG_KEYS:
             # An mmcv-style whole config: the closest keyword ('params') would mislead.
             raise TypeError(
                 f"optimizer_cfg holds {problem.parts[0]!r}, which build_optimizer takes out of "
@@ -453,10 +488,56 @@ def _build_then_regroup(optimizer_cfg: dict[str, Any], groups: list[dict[str, An
     return optimizer
 
 
+def _own_tensors(optimizer: Optimizer) -> None:
+    # torch keeps a tensor lr (weight decay, option) as it is given, shared by every group that
+    # got it from the config or from one merged group, and its schedulers change it in place
+    # (fill_): each group, and the defaults a group added later starts from, gets its own copy,
+    # so that training changes neither the configs nor another group. Floats never come here.
+    owners = [
+        optimizer,
+        *(optimizer.optimizers.values() if isinstance(optimizer, RoutedOptimizer) else ()),
+    ]
+    for settings in [*optimizer.param_groups, *(owner.defaults for owner in owners)]:
+        for key, value in list(settings.items()):
+            if key != "params" and isinstance(value, torch.Tensor):
+                settings[key] = value.detach().clone()
+
+
 def _freeze(plan: GroupPlan) -> None:
-    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction.
+    # SPEC 3.3's freeze and freeze_below: requires_grad=False, on purpose, at construction; inside
+    # a subclass's own __call__, once it returns (an error before that leaves the model as it was).
+    pending = _PENDING_FREEZES.get()
+    if pending is not None:
+        pending.extend(plan.to_freeze)
+        return
     for param in plan.to_freeze:
         param.requires_grad_(False)
+
+
+# The parameters the running subclass __call__ (the outermost) freezes once it returns.
+_PENDING_FREEZES: ContextVar[list[torch.Tensor] | None] = ContextVar(
+    "regtree_optim_pending_freezes", default=None
+)
+
+
+def _freezing_on_return(call: Callable[..., Optimizer]) -> Callable[..., Optimizer]:
+    """``call``, a subclass's ``__call__``, with the freezes it plans applied once it returns."""
+
+    @functools.wraps(call)
+    def build_then_freeze(self: Any, *args: Any, **kwargs: Any) -> Optimizer:
+        if _PENDING_FREEZES.get() is not None:  # inside another's: the outermost one applies them
+            return call(self, *args, **kwargs)
+        pending: list[torch.Tensor] = []
+        token = _PENDING_FREEZES.set(pending)
+        try:
+            optimizer = call(self, *args, **kwargs)
+        finally:
+            _PENDING_FREEZES.reset(token)
+        for param in pending:
+            param.requires_grad_(False)
+        return optimizer
+
+    return build_then_freeze
 
 
 def _check_configs(optimizer_cfg: object, paramwise_cfg: object) -> None:
@@ -489,6 +570,7 @@ class _Resolved:
     info: OptimizerInfo
     rules: ParamwiseRules
     routed: RoutedRules | None
+    holds_tensors: bool  # a tensor value anywhere in the configs (a tensor lr): _own_tensors
 
     @classmethod
     def of(
@@ -500,7 +582,8 @@ class _Resolved:
         routed: RoutedRules | None = None,
     ) -> _Resolved:
         snapshot = _snapshot(optimizer_cfg, paramwise_cfg)
-        return cls(optimizer_cfg, paramwise_cfg, snapshot, info, rules, routed)
+        holds_tensors = _holds_tensor((optimizer_cfg, paramwise_cfg))
+        return cls(optimizer_cfg, paramwise_cfg, snapshot, info, rules, routed, holds_tensors)
 
     def describes(self, optimizer_cfg: object, paramwise_cfg: object) -> bool:
         """Whether the configs are the same objects, with the same contents, as resolved."""
@@ -512,6 +595,16 @@ class _Resolved:
             return _same_config(self.snapshot, (optimizer_cfg, paramwise_cfg))
         except Exception:  # a value whose == does not give a bool (a tensor of several values)
             return False
+
+
+def _holds_tensor(value: object) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_tensor(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_tensor(item) for item in value)
+    return False
 
 
 def _same_config(saved: object, current: object) -> bool:
