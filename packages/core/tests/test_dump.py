@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regtree.config import DumpError, dump_config, load_config
+from regtree.config import DumpError, config_origins, dump_config, load_config
 
 FORMATS = ["json", "toml", "yaml"]
 
@@ -168,3 +168,13 @@ def test_an_int_beyond_64_bits_is_a_dump_error_in_toml_only(tmp_path: Path, valu
     for edge in (2**63 - 1, -(2**63)):
         assert reloaded(tmp_path, {"b": edge}, "toml") == {"b": edge}
     assert reloaded(tmp_path, {"b": value}, "json") == {"b": value}
+
+
+def test_an_inline_table_s_comment_names_the_origins_of_keys_with_dots(tmp_path: Path) -> None:
+    # Origins name a key with a dot in brackets ('l.1[a.b]'), which an inline table's comment
+    # (an item of a TOML list that is not all tables) gathers as it gathers the others.
+    path = tmp_path / "cfg.json"
+    path.write_text('{"l": [1, {"a.b": 2, "c": 3}]}', encoding="utf-8")
+    overrides = ["l.1[a.b]=4"]
+    text = dump_config(load_config(path, overrides), "toml", config_origins(path, overrides))
+    assert f"  {{\"a.b\" = 4, c = 3}},  # override 'l.1[a.b]=4', {path}\n" in text

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from regtree.config import ConfigError, load_config
+from regtree.config import ConfigError, config_origins, load_config
 
 CONFIG = {
     "model": {
@@ -152,6 +153,44 @@ def test_overrides_that_are_not_a_list_are_a_type_error(path: Path, overrides: o
 def test_a_path_that_is_not_a_str_or_path_is_a_type_error() -> None:
     with pytest.raises(TypeError, match=r"a str or os\.PathLike .*, got 3 \(int\)"):
         load_config(3)  # type: ignore[arg-type]
+
+
+def test_a_key_with_a_dot_is_addressed_in_brackets(tmp_path: Path) -> None:
+    # mmdetection's custom_keys hold keys such as 'backbone.layer1'; a dotted path cannot name
+    # one, and its error names the bracketed path, not a '+' that would add a nested key.
+    file = tmp_path / "cfg.json"
+    custom = {"backbone.layer1": {"lr_mult": 0.1}, "head": {"lr_mult": 2}}
+    file.write_text(json.dumps({"opt": {"custom_keys": custom, "l": [{"a.b": 1}]}}))
+    cfg = load_config(file, ["opt.custom_keys[backbone.layer1].lr_mult=0.5", "opt.l[0][a.b]=2"])
+    assert cfg["opt"]["custom_keys"]["backbone.layer1"] == {"lr_mult": 0.5}
+    assert cfg["opt"]["l"] == [{"a.b": 2}]
+    assert load_config(file, ["~opt.custom_keys[backbone.layer1]"])["opt"]["custom_keys"] == {
+        "head": {"lr_mult": 2}
+    }
+    origins = config_origins(file, ["opt.custom_keys[backbone.layer1].lr_mult=0.5"])
+    assert origins["opt.custom_keys[backbone.layer1].lr_mult"].startswith("override ")
+    with pytest.raises(
+        ConfigError,
+        match=r"no key 'opt\.custom_keys\.backbone\.layer1\.lr_mult'; the key 'backbone\.layer1' "
+        r"is written 'opt\.custom_keys\[backbone\.layer1\]\.lr_mult'$",
+    ):
+        load_config(file, ["opt.custom_keys.backbone.layer1.lr_mult=0.5"])
+
+
+@pytest.mark.parametrize(
+    ("override", "problem"),
+    [
+        ("a[b.c=1", "opens a bracket that it does not close"),
+        ("a]b=1", "closes a bracket that it did not open"),
+        ("a[b]c=1", "goes on after ']' without a dot"),
+        ("a..b=1", "has an empty key"),
+    ],
+)
+def test_a_malformed_path_is_an_error_saying_how_paths_are_written(
+    path: Path, override: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        load_config(path, [override])
 
 
 def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from ._bounds import not_unicode
 from ._scalars import resolve_plain
+from ._tree import format_dotted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def _unwritable(dotted: str, value: object, file_format: str) -> str | None:
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:
-    return ".".join(map(str, path))
+    return format_dotted(path)
 
 
 def _is_leaf(value: object) -> bool:
@@ -360,8 +361,8 @@ def _inline_comment(path: tuple[str | int, ...], value: object, origins: Mapping
     """The origins of an item written on one line (an inline table holds several values)."""
     if _is_leaf(value):
         return _comment(path, origins)
-    prefix = _dotted(path) + "."
-    found = dict.fromkeys(o for p, o in origins.items() if p.startswith(prefix))
+    base = _dotted(path)
+    found = dict.fromkeys(o for p, o in origins.items() if p.startswith((f"{base}.", f"{base}[")))
     return f"  # {_escaped(', '.join(found))}" if found else ""
 
 

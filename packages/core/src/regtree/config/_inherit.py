@@ -13,12 +13,14 @@ from ._tree import (
     Table,
     copy_tree,
     descend,
+    format_dotted,
     index_of,
     leaf_value,
     line_of,
     missing_key,
     origin_of,
     shallow_copy,
+    split_dotted,
 )
 
 if TYPE_CHECKING:
@@ -288,11 +290,11 @@ def delete_flag_problem(flag: object) -> str | None:
 
 
 def _lookup(filename: str, bases: dict[str, Any], dotted: str, origin: str | None) -> object:
-    parts = dotted.split(".")
+    parts = split_dotted(dotted)
     try:
         parent = descend(bases, parts[:-1], whole=dotted)
         if isinstance(parent, list):
-            return parent[index_of(parent, parts[-1], ".".join(parts[:-1]))]
+            return parent[index_of(parent, parts[-1], format_dotted(tuple(parts[:-1])))]
         if parts[-1] in parent:
             return parent[parts[-1]]
         problem = missing_key(bases, dotted, parent, parts[:-1])

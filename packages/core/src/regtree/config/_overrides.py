@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 from ._bounds import MAX_DEPTH, not_unicode, too_deep
 from ._flow import FlowError, parse_flow_value
 from ._inherit import BASE_KEY, DELETE_KEY, delete_flag_problem
-from ._tree import PathProblem, Table, descend, from_plain, index_of, missing_key, to_plain
+from ._tree import (
+    PathProblem,
+    Table,
+    descend,
+    format_dotted,
+    from_plain,
+    index_of,
+    missing_key,
+    split_dotted,
+    to_plain,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -84,12 +94,12 @@ def apply_override(
     if operator in ("+", "++"):
         create = _new_mapping if plain else _new_table
     add = f"; '+{dotted}=...' would add it" if operator == "" else ""
-    parent = descend(tree, parts[:-1], create=create, whole=dotted, fresh=fresh, missing_hint=add)
+    parent = descend(tree, parts[:-1], create=create, whole=dotted, fresh=fresh, adds=add)
     last = parts[-1]
     index = -1
     current: Any
     if isinstance(parent, list):
-        where = ".".join(parts[:-1])
+        where = format_dotted(tuple(parts[:-1]))
         index = index_of(parent, last, where, allow_end=operator in ("+", "++"))
         exists = index < len(parent)
         current = parent[index] if exists else None
@@ -103,7 +113,7 @@ def apply_override(
             f"'{dotted}=...' to replace it, or '++{dotted}=...' to add or replace"
         )
     if operator in ("", "~") and not exists:
-        raise PathProblem(missing_key(tree, dotted, parent, parts[:-1]) + add)
+        raise PathProblem(missing_key(tree, dotted, parent, parts[:-1], add))
     if operator == "~":
         present = to_plain(current)
         if value is not _MISSING and not _same_value(present, value):
@@ -162,9 +172,12 @@ def _parse(text: str) -> tuple[str, str, list[str], object]:
     if not equals and operator != "~":
         raise PathProblem(f"no '=' in it; {_GRAMMAR}")
     path = path.strip()
-    parts = path.split(".")
-    if not path or "" in parts:
+    if not path:
         raise PathProblem(f"the path {path!r} has an empty key; {_GRAMMAR}")
+    try:
+        parts = split_dotted(path)
+    except PathProblem as problem:
+        raise PathProblem(f"{problem}; {_GRAMMAR}") from None
     if len(parts) > MAX_DEPTH:
         raise PathProblem(too_deep("the path"))
     _check_no_marker(parts)
