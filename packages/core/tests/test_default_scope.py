@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import threading
+import warnings
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
@@ -224,12 +225,28 @@ def test_switch_scope_and_registry_yields_the_registry_of_the_scope(tree: Tree) 
 def test_switch_scope_and_registry_yields_itself_for_a_scope_not_in_the_tree(
     tree: Tree, catalog: Any
 ) -> None:
-    with tree.cat.switch_scope_and_registry("nowhere") as registry:
+    # A warning, as mmengine's, naming the closest scope and the caller's line.
+    switch = tree.cat.switch_scope_and_registry("houndd")
+    with pytest.warns(
+        UserWarning, match=r"switch_scope_and_registry\('houndd'\): no registry"
+    ) as seen:
+        registry = switch.__enter__()
+    try:
         assert registry is tree.cat
-        assert current_scope() == "nowhere"
-    with tree.cat.switch_scope_and_registry(None) as registry:
-        assert registry is tree.cat
-        assert current_scope() is None
+        assert current_scope() == "houndd"
+    finally:
+        switch.__exit__(None, None, None)
+    assert "gets registry 'animal' (scope 'cat') itself. Did you mean scope 'hound'?" in str(
+        seen[0].message
+    )
+    assert seen[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # None and a scope of the tree switch without a word
+        with tree.cat.switch_scope_and_registry("hound"):
+            pass
+        with tree.cat.switch_scope_and_registry(None) as registry:
+            assert registry is tree.cat
+            assert current_scope() is None
     with pytest.raises(ValueError, match=r"the scope to switch to must be a non-empty name"):
         tree.cat.switch_scope_and_registry("a.b").__enter__()
     assert current_scope() is None

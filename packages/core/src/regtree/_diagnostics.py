@@ -19,6 +19,7 @@ from .naming import closest, registry_label
 __all__ = [
     "describe_keyword_mismatch",
     "describe_miss",
+    "describe_unswitched_scope",
     "suggest_keys",
 ]
 
@@ -151,10 +152,25 @@ def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
             f" No installed package provides scope {scope!r}: no distribution advertises it "
             f"in entry point group {catalog.group!r}; install the package that defines it."
         )
-        near = closest(scope, sorted({*loaded, *catalog.scopes()}), count=3)
-        if near:
-            text += " Did you mean scope " + ", ".join(map(repr, near)) + "?"
+        text += _near_scopes(scope, loaded)
     return text
+
+
+def describe_unswitched_scope(registry: RegistryNode, scope: str) -> str:
+    """Say that ``switch_scope_and_registry(scope)`` found no registry of ``scope`` to yield."""
+    loaded = sorted({node.scope for node in registry.root.walk()})
+    return (
+        f"switch_scope_and_registry({scope!r}): no registry in the tree of "
+        f"{registry_label(registry)} has scope {scope!r} (loaded scopes: {', '.join(loaded)}), "
+        f"and no installed package provides it; the block runs under default scope {scope!r} "
+        f"and gets {registry_label(registry)} itself.{_near_scopes(scope, loaded)}"
+    )
+
+
+def _near_scopes(scope: str, loaded: list[str]) -> str:
+    # The loaded and the advertised scopes closest to one that names no registry.
+    near = closest(scope, sorted({*loaded, *_plugins.catalog.scopes()}), count=3)
+    return " Did you mean scope " + ", ".join(map(repr, near)) + "?" if near else ""
 
 
 # What CPython says when a call's arguments do not bind to the callee's parameters.

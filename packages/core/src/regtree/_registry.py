@@ -459,7 +459,8 @@ class Registry(RegistryBase, Generic[T]):
         """Run a block under ``default_scope(scope)``; yield the registry of that scope.
 
         mmengine's name. The registry is the one of ``scope`` in this registry's tree (its plugin
-        is loaded as a lookup would), or this registry itself where the tree has none.
+        is loaded as a lookup would), or this registry itself where the tree has none, with a
+        warning naming the closest scopes (as mmengine warns).
 
         Args:
             scope: A scope name, or None (no default scope inside the block).
@@ -470,6 +471,11 @@ class Registry(RegistryBase, Generic[T]):
         if scope is not None:
             check_scope(scope, "the scope to switch to")
         found = None if scope is None else self._registry_for_scope(scope)
+        if scope is not None and found is None:  # a misspelt scope, as mmengine warns of it
+            from ._diagnostics import describe_unswitched_scope  # error texts: on problems only
+
+            # The generator's frame, then contextlib's __enter__, then the `with` that asked.
+            warnings.warn(describe_unswitched_scope(self, scope), stacklevel=3)
         with default_scope(scope):
             yield self if found is None else found
 
