@@ -131,9 +131,20 @@ def test_an_object_without_a_name_needs_one(registry: Registry[Any]) -> None:
     assert len(registry) == 0
 
 
-@pytest.mark.parametrize("name", [3, {"a": 1}.keys(), b"ab"], ids=["int", "keys", "bytes"])
-def test_name_must_be_a_str_or_a_sequence_of_str(registry: Registry[Any], name: Any) -> None:
-    with pytest.raises(TypeError, match=r"name"):
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (3, r"got 3 \(int\)$"),
+        ({"a": 1}.keys(), r"got dict_keys\(\['a'\]\) \(dict_keys\)$"),
+        # Bytes are a sequence of ints, which read as 'got 97 in b'ab'' before.
+        (b"ab", r"got b'ab' \(bytes\); decode it: 'ab'$"),
+    ],
+    ids=["int", "keys", "bytes"],
+)
+def test_name_must_be_a_str_or_a_sequence_of_str(
+    registry: Registry[Any], name: Any, said: str
+) -> None:
+    with pytest.raises(TypeError, match=r"must be None, a str or a sequence of str, " + said):
         registry.register_module(name=name, module=Net)
     assert len(registry) == 0
 

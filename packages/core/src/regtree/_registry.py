@@ -864,16 +864,17 @@ def _check_names(name: object, registry: Registry[Any]) -> tuple[str, ...] | Non
         return (name,)
     if isinstance(name, str):
         names: tuple[object, ...] = (name,)
-    elif isinstance(name, Sequence):
+    elif isinstance(name, Sequence) and not isinstance(name, bytes | bytearray):
         names = tuple(name)
         if not names:
             raise ValueError(
                 f"name for {registry_label(registry)} is an empty sequence; give one or more"
             )
     else:
+        hint = f"; decode it: {name.decode(errors='replace')!r}" if isinstance(name, bytes) else ""
         raise TypeError(
             f"name for {registry_label(registry)} must be None, a str or a sequence of str, "
-            f"got {name!r}"
+            f"got {name!r} ({type(name).__name__}){hint}"
         )
     checked: list[str] = []
     for one in names:
