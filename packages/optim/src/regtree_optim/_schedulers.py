@@ -110,15 +110,15 @@ def _check_floor_options(
             "eta_min is one absolute floor for every group, eta_min_ratio gives each group the "
             "floor initial_lr * eta_min_ratio (which keeps the ratios between groups)"
         )
-    if eta_min_ratio is not None and (
-        isinstance(eta_min_ratio, bool)
-        or not isinstance(eta_min_ratio, int | float)
-        or not 0 <= eta_min_ratio <= 1
-    ):
-        raise ValueError(
+    if eta_min_ratio is not None:
+        what = (
             f"{name} eta_min_ratio must be a number in [0, 1] (the floor as a fraction of each "
             f"group's initial lr), got {eta_min_ratio!r}"
         )
+        if isinstance(eta_min_ratio, bool) or not isinstance(eta_min_ratio, int | float):
+            raise TypeError(f"{what} ({type(eta_min_ratio).__name__})")
+        if not 0 <= eta_min_ratio <= 1:
+            raise ValueError(what)
     return (0.0 if eta_min is None else eta_min), eta_min_ratio
 
 
@@ -144,6 +144,7 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
             ``eta_min``.
 
     Raises:
+        TypeError: ``eta_min_ratio`` is not a number.
         ValueError: both ``eta_min`` and ``eta_min_ratio`` are given, or the ratio is not in
             [0, 1].
     """
@@ -220,6 +221,7 @@ class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
             ``eta_min``.
 
     Raises:
+        TypeError: ``eta_min_ratio`` is not a number.
         ValueError: both ``eta_min`` and ``eta_min_ratio`` are given, or the ratio is not in
             [0, 1].
     """
