@@ -274,12 +274,15 @@ def test_saved_state_that_is_not_a_mapping_is_a_type_error_before_anything_chang
     _assert_unchanged(optimizer, before)
 
 
-def test_something_other_than_an_optimizer_is_a_type_error() -> None:
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [("adam", r"'adam' \(str\)"), (_model(), "a Sequential")],
+    ids=["str", "model"],
+)
+def test_something_other_than_an_optimizer_is_a_type_error(given: object, shown: str) -> None:
     _, saved = _trained(_cfg("SGD"))
-    with pytest.raises(
-        TypeError, match=r"loads into a torch\.optim\.Optimizer .*, got 'adam' \(str\)$"
-    ):
-        load_state_dict_by_name("adam", saved.state_dict())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=rf"loads into a torch\.optim\.Optimizer .*, got {shown}$"):
+        load_state_dict_by_name(given, saved.state_dict())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("kind", ["AdamW", "routed"])

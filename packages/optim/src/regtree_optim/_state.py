@@ -296,10 +296,15 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
             raised before anything changes; or saved state the optimizer fails to load (another
             optimizer type's), after which it keeps the state it had.
     """
-    if not isinstance(optimizer, Optimizer):
+    given: object = optimizer  # what a caller passes, whatever the annotation says
+    if not isinstance(given, Optimizer):
+        kind = type(given).__name__
+        shown = repr(given)
+        # A model's repr runs over many lines (a model is the likely mix-up): its class says it.
+        found = f"a {kind}" if "\n" in shown or len(shown) > 80 else f"{shown} ({kind})"
         raise TypeError(
             "load_state_dict_by_name loads into a torch.optim.Optimizer (such as build_optimizer "
-            f"returns), got {optimizer!r} ({type(optimizer).__name__})"
+            f"returns), got {found}"
         )
     saved = _saved_layout(state_dict)
     groups = optimizer.param_groups
