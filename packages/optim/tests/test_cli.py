@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from regtree import Registry, load_config
-from regtree_optim import DefaultOptimizerConstructor, build_optimizer
+from regtree.cli import read_config
+from regtree_optim import DefaultOptimizerConstructor, _cli, build_optimizer
 from regtree_optim._cli import main
 
 
@@ -269,6 +270,23 @@ def test_at_adds_one_lr_column_per_step_of_the_scheduler_section(
     assert status == 0
     for row, want in zip(report, expected, strict=True):
         assert row["lr_at"] == {str(step): lr for step, lr in want.lr_at.items()}
+
+
+def test_at_reads_the_config_file_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The model, optimizer and scheduler sections come from one reading (and parse) of the file.
+    path = write(tmp_path, "cfg.toml", CONFIG + SCHEDULE)
+    reads: list[tuple[Any, ...]] = []
+
+    def counted(*args: Any) -> Any:
+        reads.append(args)
+        return read_config(*args)
+
+    monkeypatch.setattr(_cli, "read_config", counted)
+    status, _, err = explain(capsys, "explain", str(path), "--at", "0,-1")
+    assert (status, err) == (0, "")
+    assert len(reads) == 1
 
 
 @pytest.mark.parametrize("at", [["--at", "-1,0"], ["--at=-1,0"], ["--at", "-1"]])

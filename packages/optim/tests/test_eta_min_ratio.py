@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.optim import lr_scheduler
 
-from regtree_optim import build_optimizer, build_scheduler
+from regtree_optim import SCHEDULERS, build_optimizer, build_scheduler
 
 STEPS = 1000
 BACKBONE_RATIO = 0.1
@@ -324,9 +324,26 @@ def test_eta_min_and_eta_min_ratio_together_are_a_value_error(kind: str) -> None
     assert all("initial_lr" not in group for group in optimizer.param_groups)
 
 
-@pytest.mark.parametrize("ratio", [-0.1, 1.5, "0.1", True])
+@pytest.mark.parametrize("ratio", [-0.1, 1.5, float("nan")])
 def test_a_ratio_outside_0_1_is_a_value_error(ratio: object) -> None:
     with pytest.raises(ValueError, match=r"eta_min_ratio must be a number in \[0, 1\]"):
         build_scheduler(
             _optimizer(), {"type": "CosineAnnealingLR", "T_max": 10, "eta_min_ratio": ratio}
         )
+
+
+@pytest.mark.parametrize(
+    ("ratio", "shown"),
+    [("0.1", r"'0\.1' \(str\)"), (True, r"True \(bool\)")],
+    ids=["str", "bool"],
+)
+@pytest.mark.parametrize("name", ["CosineAnnealingLR", "CosineAnnealingWarmRestarts"])
+def test_a_ratio_that_is_not_a_number_is_a_type_error(name: str, ratio: object, shown: str) -> None:
+    # A wrong type is a TypeError, as everywhere else; built from a config or called directly.
+    length = {"T_max": 10} if name == "CosineAnnealingLR" else {"T_0": 10}
+    with pytest.raises(TypeError, match=rf"eta_min_ratio.*, got {shown}"):
+        build_scheduler(_optimizer(), {"type": name, **length, "eta_min_ratio": ratio})
+    with pytest.raises(
+        TypeError, match=rf"{name} eta_min_ratio must be a number in \[0, 1\] .*, got {shown}$"
+    ):
+        SCHEDULERS.get(name)(_optimizer(), **length, eta_min_ratio=ratio)

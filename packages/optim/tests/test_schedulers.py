@@ -324,6 +324,78 @@ def test_a_scheduler_that_fails_to_build_leaves_the_optimizer_as_it_was(
     with pytest.raises(Exception, match=match):
         build_scheduler(optimizer, cfg)
     assert [dict(group) for group in optimizer.param_groups] == before
+    # torch's schedulers wrap the optimizer's step in its instance dict, to warn of the order
+    # of the steps; that is given back too.
+    assert "step" not in vars(optimizer)
+    assert not hasattr(optimizer.step, "_wrapped_by_lr_sched")
+
+
+def test_a_failed_build_keeps_the_step_an_earlier_scheduler_wrapped() -> None:
+    optimizer = _optimizer()
+    build_scheduler(optimizer, {"type": "ExponentialLR", "gamma": 0.9})
+    wrapped = vars(optimizer)["step"]
+    with pytest.raises(Exception, match=r"'NoSuchLR' is not registered"):
+        build_scheduler(
+            optimizer, [{"type": "LinearLR", "start_factor": 0.1, "end": 5}, {"type": "NoSuchLR"}]
+        )
+    assert vars(optimizer)["step"] is wrapped
+
+
+@pytest.mark.parametrize(
+    ("cfg", "match"),
+    [
+        (
+            {"type": "ExponentialLR", "gamma": "0.9"},
+            r"^the scheduler config \(ExponentialLR\): gamma: expected float, got '0\.9' "
+            r"\(str\), as the signature of torch\.optim\.lr_scheduler:ExponentialLR annotates "
+            r"'gamma'$",
+        ),
+        (
+            [
+                {"type": "ConstantLR", "factor": 0.5, "end": 5},
+                {"type": "LinearLR", "start_factor": "0.1", "end": 10},
+            ],
+            r"^phase 1 \(LinearLR\): start_factor: expected float, got '0\.1' \(str\)",
+        ),
+        (
+            {
+                "type": "SequentialLR",
+                "schedulers": [
+                    {"type": "LinearLR", "start_factor": 0.1, "total_iters": 2},
+                    {"type": "StepLR", "step_size": 2, "gamma": "0.5"},
+                ],
+                "milestones": [2],
+            },
+            r"^the scheduler config \(SequentialLR\): schedulers\[1\]\.gamma: expected float, "
+            r"got '0\.5' \(str\), as the signature of torch\.optim\.lr_scheduler:StepLR",
+        ),
+        (
+            {"type": "ChainedScheduler", "schedulers": [{"type": "ExponentialLR", "gamma": [0.9]}]},
+            r"schedulers\[0\]\.gamma: expected float, got \[0\.9\] \(list\)",
+        ),
+        (
+            {"type": "CosineAnnealingLR", "T_max": 10, "eta_min": "1e-6"},
+            r"eta_min: expected float \| None, got '1e-6' \(str\), as the signature of "
+            r"regtree_optim\._schedulers:CosineAnnealingLR annotates 'eta_min'",
+        ),
+        (
+            {"type": "OneCycleLR", "max_lr": "0.1", "total_steps": 10},
+            r"max_lr: expected float \| list\[float\], got '0\.1' \(str\)",
+        ),
+    ],
+    ids=["mapping", "phase", "sequential-child", "chained-child", "ours", "union"],
+)
+def test_an_option_of_the_wrong_type_is_a_type_error_before_anything_is_built(
+    cfg: Any, match: str
+) -> None:
+    # As an optimizer's options are checked against its signature (SPEC 5.4); torch's
+    # schedulers would take a str and fail at a later step().
+    optimizer = _optimizer()
+    before = [dict(group) for group in optimizer.param_groups]
+    with pytest.raises(TypeError, match=match):
+        build_scheduler(optimizer, cfg)
+    assert [dict(group) for group in optimizer.param_groups] == before
+    assert "step" not in vars(optimizer)
 
 
 def test_a_tensor_lr_is_given_back_too() -> None:

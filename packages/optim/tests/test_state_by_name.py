@@ -224,6 +224,98 @@ def test_a_shape_change_is_a_value_error_before_anything_changes() -> None:
     _assert_unchanged(optimizer, before)
 
 
+@pytest.mark.parametrize("resumed_trained", [True, False], ids=["trained", "fresh"])
+def test_a_0d_tensor_for_state_in_the_parameter_s_shape_is_a_value_error(
+    resumed_trained: bool,
+) -> None:
+    # Into a trained optimizer its own state tells that exp_avg has the parameter's shape; into a
+    # fresh one, the state AdamW gives a fresh parameter does.
+    _, saved = _trained(_cfg("AdamW"))
+    state_dict = _saved(saved.state_dict())
+    state_dict["state"][0]["exp_avg"] = torch.tensor(0.0)  # 0.weight, shape (4, 3, 3, 3)
+    model = _model()
+    optimizer = build_optimizer(model, _cfg("AdamW"))
+    if resumed_trained:
+        _train(model, optimizer, first=10, steps=1)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(
+        ValueError,
+        match=r"saved state 'exp_avg' of parameter '0\.weight' has shape \(\), but the "
+        r"parameter now has shape \(4, 3, 3, 3\); AdamW keeps 'exp_avg' in its parameter's shape",
+    ):
+        load_state_dict_by_name(optimizer, state_dict)
+    _assert_unchanged(optimizer, before)
+
+
+@pytest.mark.parametrize("kind", ["ASGD", "NAdam"])
+def test_scalar_state_besides_step_loads_into_a_fresh_optimizer(kind: str) -> None:
+    # ASGD keeps eta and mu, NAdam mu_product, as 0-d tensors beside step.
+    _, saved = _trained(_cfg(kind))
+    resumed = build_optimizer(_model(), _cfg(kind))
+    report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    assert report.new == []
+    _assert_same_state(_state_by_name(resumed), _state_by_name(saved))
+
+
+def test_saved_state_that_is_not_a_mapping_is_a_type_error_before_anything_changes() -> None:
+    _, saved = _trained(_cfg("AdamW"))
+    state_dict = _saved(saved.state_dict())
+    state_dict["state"][1] = torch.zeros(4)  # 0.bias
+    model = _model()
+    optimizer = build_optimizer(model, _cfg("AdamW"))
+    _train(model, optimizer, first=10, steps=1)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(
+        TypeError,
+        match=r"the saved state of parameter '0\.bias' must be a mapping from state names to "
+        r"values .*, got Tensor$",
+    ):
+        load_state_dict_by_name(optimizer, state_dict)
+    _assert_unchanged(optimizer, before)
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [("adam", r"'adam' \(str\)"), (_model(), "a Sequential")],
+    ids=["str", "model"],
+)
+def test_something_other_than_an_optimizer_is_a_type_error(given: object, shown: str) -> None:
+    _, saved = _trained(_cfg("SGD"))
+    with pytest.raises(TypeError, match=rf"loads into a torch\.optim\.Optimizer .*, got {shown}$"):
+        load_state_dict_by_name(given, saved.state_dict())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["AdamW", "routed"])
+def test_the_groups_stay_the_same_objects_whether_the_load_fails_or_not(kind: str) -> None:
+    cfg = _routed_with("Adam") if kind == "routed" else _cfg("AdamW")
+    other_cfg = _cfg("SGD")
+    if kind == "routed":  # its sub-optimizer "odd" an SGD with momentum, whose state Adam refuses
+        other_cfg = _routed_with("SGD")
+        other_cfg["optimizers"]["odd"]["momentum"] = 0.9
+    _, saved = _trained(cfg)
+    _, other_type = _trained(other_cfg)
+    model = _model()
+    optimizer = build_optimizer(model, cfg)
+    _train(model, optimizer, first=10, steps=1)
+    holders = [optimizer, *getattr(optimizer, "optimizers", {}).values()]
+    lists = [holder.param_groups for holder in holders]
+    groups = [list(holder.param_groups) for holder in holders]
+
+    def same_objects() -> bool:
+        return all(
+            holder.param_groups is group_list
+            and all(a is b for a, b in zip(holder.param_groups, kept, strict=True))
+            for holder, group_list, kept in zip(holders, lists, groups, strict=True)
+        )
+
+    with pytest.raises(ValueError, match=r"failed to load it"):
+        load_state_dict_by_name(optimizer, _saved(other_type.state_dict()))
+    assert same_objects()
+    load_state_dict_by_name(optimizer, _saved(saved.state_dict()))
+    assert same_objects()
+    _assert_same_state(_state_by_name(optimizer), _state_by_name(saved))
+
+
 def test_a_parameter_saved_without_state_is_new_not_loaded() -> None:
     # Frozen while it was saved: named in the state dict, but it never took a step.
     model = _model()

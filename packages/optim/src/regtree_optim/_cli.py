@@ -6,12 +6,15 @@ import argparse
 import json
 import re
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
-from regtree import Registry
+import torch
+
+from regtree import MODELS, Registry
 from regtree.cli import (
     UsageError,
     add_set_option,
@@ -20,6 +23,10 @@ from regtree.cli import (
     read_config,
     run_command,
 )
+from regtree.naming import origin
+
+from ._registries import constructor_from_config
+from ._schedulers import plan_schedule, resolve_steps
 
 __all__ = ["main"]
 
@@ -43,11 +50,7 @@ def main(argv: Sequence[str] | None = None, *, models: Registry[Any] | None = No
     options = parse_command_line(PROG, build_parser(), arguments, COMMANDS, hint_cutoff=0.5)
     if isinstance(options, int):
         return options
-    if models is None:
-        from regtree import MODELS
-
-        models = MODELS
-    return run_command(PROG, partial(_run_explain, options, models))
+    return run_command(PROG, partial(_run_explain, options, MODELS if models is None else models))
 
 
 # A comma-separated list of steps, the first one negative ("-1,0").
@@ -115,8 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _device(text: str) -> Any:
-    import torch
-
     try:
         device = torch.device(text)
     except (RuntimeError, ValueError):
@@ -134,15 +135,12 @@ def _device(text: str) -> Any:
 
 
 def _run_explain(options: argparse.Namespace, models: Registry[Any]) -> int:
-    import warnings
-
     path: str = options.config
-    model_cfg, optimizer_cfg = _load_sections(path, options.overrides)
+    cfg = read_config(path, options.overrides)
+    model_cfg, optimizer_cfg = _load_sections(path, cfg)
     at: list[int] | None = options.at
-    scheduler_cfg = None if at is None else _scheduler_section(path, options.overrides)
+    scheduler_cfg = None if at is None else _scheduler_section(path, cfg)
     if scheduler_cfg is not None and at is not None:
-        from ._schedulers import plan_schedule, resolve_steps
-
         try:
             plan_schedule(scheduler_cfg)
         except (TypeError, ValueError):
@@ -215,9 +213,8 @@ def _print_report(
 
 
 def _load_sections(
-    path: str, overrides: Sequence[str] = ()
+    path: str, cfg: Mapping[str, Any]
 ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    cfg = read_config(path, overrides)
     sections = []
     for name in ("model", "optimizer"):
         section = cfg.get(name)
@@ -241,8 +238,7 @@ def _steps(text: str) -> list[int]:
         ) from None
 
 
-def _scheduler_section(path: str, overrides: Sequence[str] = ()) -> Any:
-    cfg = read_config(path, overrides)
+def _scheduler_section(path: str, cfg: Mapping[str, Any]) -> Any:
     section = cfg.get("scheduler")
     if not isinstance(section, Mapping | list) or (
         isinstance(section, list) and not all(isinstance(item, Mapping) for item in section)
@@ -263,10 +259,6 @@ def _explain(
     at: list[int] | None = None,
 ) -> Any:
     """Build the constructor exactly as ``build_optimizer`` does and ask it to explain."""
-    from regtree.naming import origin
-
-    from ._registries import constructor_from_config
-
     constructor_type, constructor = constructor_from_config(optimizer_cfg)
     explain = getattr(constructor, "explain", None)
     if not callable(explain):

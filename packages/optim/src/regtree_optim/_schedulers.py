@@ -25,6 +25,7 @@ from torch.optim import lr_scheduler as torch_schedulers
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 
 from regtree import Registry
+from regtree.config import validate_config
 from regtree.naming import origin
 
 __all__ = [
@@ -56,6 +57,8 @@ _OTHER_LENGTH_KEYS: Final[dict[str, tuple[str, ...]]] = {
 }
 # Schedulers built from a list of other schedulers' configs.
 _NESTING: Final[frozenset[str]] = frozenset({"SequentialLR", "ChainedScheduler"})
+# An optimizer whose step is its class's: none in the instance's dict (before torch wraps it).
+_NO_STEP: Final = object()
 
 
 # Two lrs of one group are taken for the same point of a curve within this relative tolerance.
@@ -110,15 +113,15 @@ def _check_floor_options(
             "eta_min is one absolute floor for every group, eta_min_ratio gives each group the "
             "floor initial_lr * eta_min_ratio (which keeps the ratios between groups)"
         )
-    if eta_min_ratio is not None and (
-        isinstance(eta_min_ratio, bool)
-        or not isinstance(eta_min_ratio, int | float)
-        or not 0 <= eta_min_ratio <= 1
-    ):
-        raise ValueError(
+    if eta_min_ratio is not None:
+        what = (
             f"{name} eta_min_ratio must be a number in [0, 1] (the floor as a fraction of each "
             f"group's initial lr), got {eta_min_ratio!r}"
         )
+        if isinstance(eta_min_ratio, bool) or not isinstance(eta_min_ratio, int | float):
+            raise TypeError(f"{what} ({type(eta_min_ratio).__name__})")
+        if not 0 <= eta_min_ratio <= 1:
+            raise ValueError(what)
     return (0.0 if eta_min is None else eta_min), eta_min_ratio
 
 
@@ -144,6 +147,7 @@ class CosineAnnealingLR(torch_schedulers.CosineAnnealingLR):
             ``eta_min``.
 
     Raises:
+        TypeError: ``eta_min_ratio`` is not a number.
         ValueError: both ``eta_min`` and ``eta_min_ratio`` are given, or the ratio is not in
             [0, 1].
     """
@@ -220,6 +224,7 @@ class CosineAnnealingWarmRestarts(torch_schedulers.CosineAnnealingWarmRestarts):
             ``eta_min``.
 
     Raises:
+        TypeError: ``eta_min_ratio`` is not a number.
         ValueError: both ``eta_min`` and ``eta_min_ratio`` are given, or the ratio is not in
             [0, 1].
     """
@@ -322,6 +327,13 @@ def _describe(index: int, cfg: Mapping[str, Any]) -> str:
     return f"phase {index} ({_shown_type(cfg)})"
 
 
+def _phase_names(cfg: object, items: Sequence[Mapping[str, Any]]) -> list[str]:
+    # Messages name a phase by its index; a mapping is no list of phases, but the config.
+    if isinstance(cfg, Mapping):
+        return [f"the scheduler config ({_shown_type(cfg)})"]
+    return [_describe(index, item) for index, item in enumerate(items)]
+
+
 def _bound(where: str, cfg: Mapping[str, Any], key: str) -> int | None:
     value = cfg.get(key)
     if value is None:
@@ -347,11 +359,7 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
             ends where it begins or earlier, or a schedule that does not begin at step 0.
     """
     items = _phase_list(cfg)
-    # Messages name a phase by its index; a mapping is no list of phases, but the config.
-    if isinstance(cfg, Mapping):
-        names = [f"the scheduler config ({_shown_type(cfg)})"]
-    else:
-        names = [_describe(index, item) for index, item in enumerate(items)]
+    names = _phase_names(cfg, items)
     given = [
         (_bound(name, item, "begin"), _bound(name, item, "end"))
         for name, item in zip(names, items, strict=True)
@@ -461,6 +469,27 @@ def _check_handovers(
             )
 
 
+def _check_option_types(where: str, phase: Mapping[str, Any]) -> None:
+    """Check a phase's options against its scheduler's annotations, as an optimizer's are.
+
+    The check is ``regtree.config``'s (SPEC 5.4), which also reaches the scheduler configs a
+    ``SequentialLR`` or ``ChainedScheduler`` nests; torch's schedulers would take a str and
+    fail at a later ``step()``. What else the check finds, the build reports in its own words.
+    """
+    for problem in validate_config(SCHEDULERS, phase):
+        if problem.kind != "wrong-type":
+            continue
+        *path, key = problem.parts
+        owner: Any = phase
+        for part in path:
+            owner = owner[part]
+        found = _scheduler_class(owner)
+        annotated = f", as the signature of {origin(found)} annotates {key!r}" if found else ""
+        raise TypeError(
+            f"{where}: {problem.path}: {problem.message} ({type(owner[key]).__name__}){annotated}"
+        )
+
+
 def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
     cfg = dict(cfg)
     if _type_name(cfg) in _NESTING and "schedulers" in cfg:
@@ -512,17 +541,35 @@ def build_scheduler(
         The scheduler.
 
     Raises:
-        TypeError: a config that is not a mapping or a list of mappings, or a scheduler without
-            a length it needs (``T_max``, ``step_size``).
-        ValueError: phases that are not contiguous, or ``eta_min`` and ``eta_min_ratio`` together.
+        TypeError: a config that is not a mapping or a list of mappings (a phase, or the
+            ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler``, that is not one); a
+            ``begin`` or ``end`` that is not an int; an option that does not fit its
+            scheduler's annotation (``gamma='0.9'``; naming the key, the value and its type),
+            nested schedulers' included; an ``eta_min_ratio`` that is not a number; or a
+            scheduler without a length it needs (``T_max``; torch's own for ``step_size``).
+        ValueError: an empty list; a config or phase without ``type``; a negative ``begin`` or
+            ``end``; phases that are not contiguous, or whose handover neither gives; a phase
+            that ends where it begins or earlier; a schedule that does not begin at step 0;
+            ``eta_min`` and ``eta_min_ratio`` together, or a ratio outside [0, 1].
+        regtree.NotRegisteredError: a ``type`` that ``SCHEDULERS`` does not hold.
+
+        The config's form, its bounds, lengths and option types are checked before anything
+        is built; the other errors (the registry's, torch's, such as an unknown keyword, and
+        the cosine classes' ``eta_min_ratio`` checks) come as a phase is built (a note names
+        it), after which the optimizer is given back its lr, ``initial_lr``, momentum and
+        ``step`` as they were.
     """
     schedule = plan_schedule(cfg)
     phases = [copy.copy(phase) for phase in schedule.phases]
+    for where, phase in zip(_phase_names(cfg, phases), phases, strict=True):
+        _check_option_types(where, phase)
     # Each scheduler sets the groups' lr (and initial_lr, a cyclic one momentum) as it is built,
-    # a tensor lr in place: where a later one fails, they are given back, so a bad config leaves
-    # the optimizer as it was.
+    # a tensor lr in place, and the first wraps the optimizer's step in the instance's dict (to
+    # warn when a scheduler steps first): where a later one fails, all of it is given back, so a
+    # bad config leaves the optimizer as it was.
     before = [dict(group) for group in optimizer.param_groups]
     tensors = [(value, value.clone()) for group in before for _, value in _tensor_options(group)]
+    step = vars(optimizer).get("step", _NO_STEP)
     try:
         schedulers = [
             _build_phase(optimizer, index, phase, phased=not isinstance(cfg, Mapping))
@@ -540,6 +587,10 @@ def build_scheduler(
         with torch.no_grad():
             for tensor, value in tensors:
                 tensor.copy_(value)
+        if step is _NO_STEP:
+            vars(optimizer).pop("step", None)
+        else:
+            vars(optimizer)["step"] = step
         raise
 
 

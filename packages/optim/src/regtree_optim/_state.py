@@ -8,8 +8,10 @@ layout, so the casting, the hooks and the per-parameter result are torch's own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -144,15 +146,124 @@ def _first_param_if_shared(holder: Optimizer) -> torch.Tensor | None:
     return None
 
 
-def _check_shapes(name: str, param: torch.Tensor, state: Mapping[Any, Any]) -> None:
+def _check_entry(name: str, entry: object) -> Mapping[Any, Any]:
+    if not isinstance(entry, Mapping):
+        raise TypeError(
+            f"the saved state of parameter {name!r} must be a mapping from state names to values "
+            "(as optimizer.state_dict()['state'] holds for each parameter, such as "
+            f"{{'step': ..., 'exp_avg': ...}}), got {type(entry).__name__}"
+        )
+    return entry
+
+
+class _FreshScalars:
+    """The keys an optimizer keeps as 0-d tensors for a fresh parameter, found once a group."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, int], frozenset[Any] | None] = {}
+
+    def __call__(
+        self, holder: Optimizer, group: Mapping[str, Any], param: torch.Tensor
+    ) -> frozenset[Any] | None:
+        key = (id(group), param.dim())
+        if key not in self._found:
+            self._found[key] = _fresh_scalar_keys(holder, group, param)
+        return self._found[key]
+
+
+def _fresh_scalar_keys(
+    holder: Optimizer, group: Mapping[str, Any], param: torch.Tensor
+) -> frozenset[Any] | None:
+    """The keys of the state ``holder`` gives a fresh ``param`` that are 0-d (ASGD's ``eta``).
+
+    Torch creates an optimizer's state at its first step, so one step is taken: by a throwaway
+    optimizer of the holder's type with the group's options, over a stand-in of the parameter's
+    dimensions (one element each way) with a zero gradient. None where that cannot be done (an
+    optimizer that needs more than its options, SparseAdam's sparse gradients).
+    """
+    options = {key: value for key, value in group.items() if key not in ("params", "param_names")}
+    stand_in = torch.zeros((1,) * param.dim(), dtype=param.dtype, device=param.device)
+    stand_in.grad = torch.zeros_like(stand_in)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the throwaway's warnings are no one's concern
+            build: Callable[..., Optimizer] = type(holder)  # its own options are the group's
+            probe = build([{**options, "params": [stand_in]}])
+            probe.step()
+    except Exception:  # whatever the optimizer refuses, it cannot tell: the state loads as saved
+        return None
+    return frozenset(
+        key
+        for key, value in probe.state[stand_in].items()
+        if isinstance(value, torch.Tensor) and value.dim() == 0
+    )
+
+
+def _is_scalar_state(
+    key: Any, current: Mapping[Any, Any], fresh: Callable[[], frozenset[Any] | None]
+) -> bool:
+    """Whether ``key`` is scalar state (``step``), not state in the parameter's shape."""
+    if key == "step":
+        return True
+    own = current.get(key)
+    if isinstance(own, torch.Tensor):
+        return own.dim() == 0
+    scalars = fresh()
+    return scalars is None or key in scalars
+
+
+def _check_shapes(
+    name: str,
+    param: torch.Tensor,
+    state: Mapping[Any, Any],
+    holder: Optimizer,
+    fresh: Callable[[], frozenset[Any] | None],
+) -> None:
     for key, value in state.items():
-        if isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape != param.shape:
-            raise ValueError(
-                f"the saved state {key!r} of parameter {name!r} has shape "
-                f"{tuple(value.shape)}, but the parameter now has shape {tuple(param.shape)}; "
-                "the model changed this parameter, so its saved state does not apply (rename the "
-                "parameter, or drop its entry from the state dict, to start it fresh)"
+        if not isinstance(value, torch.Tensor) or value.shape == param.shape:
+            continue
+        if value.dim() > 0:
+            why = (
+                "the model changed this parameter, so its saved state does not apply (rename "
+                "the parameter, or drop its entry from the state dict, to start it fresh)"
             )
+        elif _is_scalar_state(key, holder.state.get(param, {}), fresh):
+            continue
+        else:
+            why = (
+                f"{type(holder).__name__} keeps {key!r} in its parameter's shape (only scalar "
+                "state, such as 'step', is 0-d), so this saved state does not fit it (drop the "
+                "parameter's entry from the state dict to start it fresh)"
+            )
+        raise ValueError(
+            f"the saved state {key!r} of parameter {name!r} has shape "
+            f"{tuple(value.shape)}, but the parameter now has shape {tuple(param.shape)}; {why}"
+        )
+
+
+def _group_lists(optimizer: Optimizer) -> list[tuple[Optimizer, list[Any], list[Any]]]:
+    """Each optimizer whose groups torch's load_state_dict replaces: its list and the groups."""
+    owners: list[Optimizer] = [optimizer]
+    if isinstance(optimizer, RoutedOptimizer):
+        owners.extend(optimizer.optimizers.values())
+    return [(owner, owner.param_groups, list(owner.param_groups)) for owner in owners]
+
+
+def _keep_groups(lists: list[tuple[Optimizer, list[Any], list[Any]]], *, loaded: bool) -> None:
+    """Put the group dicts (and lists) back that torch's load_state_dict replaced by copies.
+
+    A reference to ``optimizer.param_groups[i]`` (a scheduler's, the caller's) stays live. After
+    a load the groups hold what torch's load left in its copies (the options are the groups' own,
+    packed from them); after a failed one, exactly what they held before.
+    """
+    for owner, groups, originals in lists:
+        if loaded:
+            for original, copied in zip(originals, owner.param_groups, strict=True):
+                if copied is not original:
+                    original.clear()
+                    original.update(copied)
+        groups[:] = originals
+        owner.param_groups = groups
 
 
 def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any]) -> StateLoadReport:
@@ -171,13 +282,30 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
     Returns:
         The report: ``loaded``, ``new`` and ``dropped`` names, each sorted.
 
+    The groups stay the very dicts they were, loaded or not: a reference to
+    ``optimizer.param_groups[i]`` stays live, where torch's ``load_state_dict`` replaces each by
+    a copy.
+
     Raises:
-        TypeError: ``state_dict`` is not an optimizer state dict.
+        TypeError: ``optimizer`` is not a ``torch.optim.Optimizer``, ``state_dict`` is not an
+            optimizer state dict, or a parameter's saved state is not a mapping; raised before
+            anything changes.
         ValueError: a group without ``param_names`` (the state dict's or the optimizer's), or a
-            saved tensor whose shape differs from its parameter's (naming both shapes), raised
-            before anything changes; or saved state the optimizer fails to load (another
+            saved tensor whose shape differs from its parameter's (naming both shapes; a 0-d
+            one only fits where the optimizer keeps that state as a scalar, as ``step``),
+            raised before anything changes; or saved state the optimizer fails to load (another
             optimizer type's), after which it keeps the state it had.
     """
+    given: object = optimizer  # what a caller passes, whatever the annotation says
+    if not isinstance(given, Optimizer):
+        kind = type(given).__name__
+        shown = repr(given)
+        # A model's repr runs over many lines (a model is the likely mix-up): its class says it.
+        found = f"a {kind}" if "\n" in shown or len(shown) > 80 else f"{shown} ({kind})"
+        raise TypeError(
+            "load_state_dict_by_name loads into a torch.optim.Optimizer (such as build_optimizer "
+            f"returns), got {found}"
+        )
     saved = _saved_layout(state_dict)
     groups = optimizer.param_groups
     current_names = _names_by_group(groups, "the optimizer's")
@@ -190,6 +318,7 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
     loaded, new = [], []
     # The parameters without state of their own, by the parameter that holds their state.
     sharing: dict[int, list[str]] = {}
+    fresh_scalars = _FreshScalars()
     for group, names in zip(groups, current_names, strict=True):
         packed = {key: value for key, value in group.items() if key != "params"}
         packed["params"] = []
@@ -210,18 +339,22 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
             if entry is None or rerouted:
                 new.append(name)
                 continue
+            entry = _check_entry(name, entry)
             if check_shapes:
-                _check_shapes(name, param, entry)
+                fresh_keys = partial(fresh_scalars, holder, group, param)
+                _check_shapes(name, param, entry, holder, fresh_keys)
             loaded.append(name)
             state[index] = entry
         packed_groups.append(packed)
     dropped = sorted(saved.ids.keys() - {name for names in current_names for name in names})
+    group_lists = _group_lists(optimizer)
     try:
         optimizer.load_state_dict({"state": state, "param_groups": packed_groups})
     except (KeyError, TypeError, ValueError, RuntimeError) as error:
         # Torch reads the state as it loads it (Adam's step): state of another optimizer type
         # fails there, half loaded, so the optimizer's own state is put back first.
         optimizer.load_state_dict({"state": current, "param_groups": packed_groups})
+        _keep_groups(group_lists, loaded=False)
         keys = sorted({str(key) for entry in state.values() for key in entry})
         raise ValueError(
             f"the saved per-parameter state (entries {', '.join(keys)}) does not fit "
@@ -229,6 +362,7 @@ def load_state_dict_by_name(optimizer: Optimizer, state_dict: Mapping[str, Any])
             f"{error}); the optimizer is unchanged. Load it into an optimizer of the type that "
             "saved it, or start without it"
         ) from error
+    _keep_groups(group_lists, loaded=True)
     with_saved_state = {param_id for param_id, index in index_of.items() if index in state}
     fresh = set(new)
     shared = [
