@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from regtree_optim import build_optimizer, full_state_dict, load_state_dict_by_name
 
@@ -252,7 +253,14 @@ def test_scalar_state_besides_step_loads_into_a_fresh_optimizer(kind: str) -> No
     # ASGD keeps eta and mu, NAdam mu_product, as 0-d tensors beside step.
     _, saved = _trained(_cfg(kind))
     resumed = build_optimizer(_model(), _cfg(kind))
-    report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    # Telling eta from exp_avg steps a throwaway optimizer, which no user's step hook sees.
+    stepped: list[object] = []
+    hook = register_optimizer_step_pre_hook(lambda optimizer, *_: stepped.append(optimizer))
+    try:
+        report = load_state_dict_by_name(resumed, _saved(saved.state_dict()))
+    finally:
+        hook.remove()
+    assert stepped == []
     assert report.new == []
     _assert_same_state(_state_by_name(resumed), _state_by_name(saved))
 

@@ -189,7 +189,10 @@ def _fresh_scalar_keys(
             warnings.simplefilter("ignore")  # the throwaway's warnings are no one's concern
             build: Callable[..., Optimizer] = type(holder)  # its own options are the group's
             probe = build([{**options, "params": [stand_in]}])
-            probe.step()
+            # The step torch's hooks wrap, not the wrapper: no optimizer hook (a user's global
+            # step hook) sees the throwaway's step.
+            step = type(probe).step
+            getattr(step, "__wrapped__", step)(probe)
     except Exception:  # whatever the optimizer refuses, it cannot tell: the state loads as saved
         return None
     return frozenset(
