@@ -377,6 +377,12 @@ def test_every_torch_optimizer_accepts_its_own_defaults(name: str) -> None:
     DefaultOptimizerConstructor({"type": name, **defaults}, {"merge_groups": True})
 
 
+class _HeadLrConstructor(DefaultOptimizerConstructor):
+    """A subclass declaring a multiplier of its own, as SPEC 3.1 lets it."""
+
+    paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, "head_lr_mult")
+
+
 # Each place a multiplier is written, as (paramwise_cfg with the multiplier VALUE, where, key).
 _MULTIPLIER_PLACES = [
     ({"norm_decay_mult": "VALUE"}, "paramwise_cfg", "norm_decay_mult"),
@@ -398,6 +404,7 @@ _MULTIPLIER_PLACES = [
         "paramwise_cfg['rules'][0]",
         "decay_mult",
     ),
+    ({"head_lr_mult": "VALUE"}, "paramwise_cfg", "head_lr_mult"),
 ]
 
 
@@ -433,7 +440,7 @@ def test_a_multiplier_is_a_finite_number_at_least_0_wherever_it_is_written(
     )
     cfg = {"type": "AdamW", "lr": 1e-3, "weight_decay": 0.05}
     with pytest.raises(ValueError, match=f"^{re.escape(message)}.*Give a multiplier such as 0"):
-        DefaultOptimizerConstructor(cfg, _with_value(paramwise_cfg, value))
+        _HeadLrConstructor(cfg, _with_value(paramwise_cfg, value))
 
 
 @pytest.mark.parametrize(("paramwise_cfg", "where", "key"), _MULTIPLIER_PLACES)
@@ -442,7 +449,22 @@ def test_a_finite_multiplier_at_least_0_is_accepted_wherever_it_is_written(
     paramwise_cfg: dict[str, Any], where: str, key: str, value: float
 ) -> None:
     cfg = {"type": "AdamW", "lr": 1e-3, "weight_decay": 0.05}
-    DefaultOptimizerConstructor(cfg, _with_value(paramwise_cfg, value))
+    _HeadLrConstructor(cfg, _with_value(paramwise_cfg, value))
+
+
+def test_a_subclass_multiplier_is_a_real_number_as_the_base_classes_are() -> None:
+    # SPEC 3.1: every multiplier a real number. The key is known as a multiplier (it needs an
+    # lr), so '2' reads as bias_lr_mult='2' does rather than passing on silently.
+    message = (
+        "paramwise_cfg['head_lr_mult'] must be a real number, got '2' (str); write it as a "
+        "number, 2 without quotes."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        _HeadLrConstructor({"type": "SGD", "lr": 0.1}, {"head_lr_mult": "2"})
+    with pytest.raises(TypeError, match=r"\['head_lr_mult'\] must be a real number.*\(bool\)"):
+        _HeadLrConstructor({"type": "SGD", "lr": 0.1}, {"head_lr_mult": True})
+    # None is not given, as for the base class's multipliers.
+    _HeadLrConstructor({"type": "SGD"}, {"head_lr_mult": None})
 
 
 @pytest.mark.parametrize(

@@ -498,11 +498,15 @@ def check_optimizer_cfg(
             check_option(info, option, value, where)
 
 
-def _check_values(paramwise_cfg: Mapping[str, Any]) -> str:
-    """Check the multipliers, flags and ``decay_precedence`` of SPEC 3.2; return the latter."""
-    for key in _MULT_KEYS:
-        if paramwise_cfg.get(key) is not None:
-            check_multiplier("paramwise_cfg", key, paramwise_cfg[key])
+def _check_values(paramwise_cfg: Mapping[str, Any], declared: Collection[str]) -> str:
+    """Check the multipliers, flags and ``decay_precedence`` of SPEC 3.2; return the latter.
+
+    Every declared multiplier, a subclass's own ``head_lr_mult`` too, is one as SPEC 3.1 says;
+    an undeclared one only needs its base (:func:`_check_bases`), as the subclass's code reads it.
+    """
+    for key, value in paramwise_cfg.items():
+        if value is not None and key in declared and is_multiplier_key(key):
+            check_multiplier("paramwise_cfg", key, value)
     for key in _BOOL_KEYS:
         if key in paramwise_cfg:
             check_flag(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
@@ -550,7 +554,7 @@ def resolve_rules(
     check_optimizer_cfg(optimizer_cfg, optimizer)
     base_lr = optimizer_cfg.get("lr")
     base_wd = optimizer_cfg.get("weight_decay")
-    precedence = _check_values(paramwise_cfg)
+    precedence = _check_values(paramwise_cfg, declared_keys)
     _check_bases(paramwise_cfg, base_lr, base_wd)
     baseline = {
         **optimizer.defaults,
