@@ -7,6 +7,7 @@ import inspect
 import re
 import warnings
 from threading import Lock
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import pytest
@@ -62,6 +63,40 @@ def test_build_optimizer_deep_copies_for_a_mutating_constructor(
     assert custom_cfg["custom_keys"]["param1"] == {"lr_mult": 10}
     assert custom_cfg["custom_keys"]["sub"] == {"lr_mult": 0.1, "decay_mult": 0}
     assert custom_cfg["norm_decay_mult"] == 0.5
+
+
+def test_read_only_mappings_build_as_dicts_do(
+    model: nn.Module, sgd_cfg: dict[str, Any], custom_cfg: dict[str, Any]
+) -> None:
+    # SPEC: any mapping. deepcopy cannot copy a MappingProxyType (it does not pickle), so the
+    # copy build_optimizer takes makes every mapping a dict, at any depth.
+    expected = [
+        (g["param_names"], g["lr"], g["weight_decay"])
+        for g in build_optimizer(model, {**sgd_cfg, "paramwise_cfg": custom_cfg}).param_groups
+    ]
+    custom_keys = {key: MappingProxyType(entry) for key, entry in custom_cfg["custom_keys"].items()}
+    read_only = MappingProxyType(
+        {
+            **sgd_cfg,
+            "paramwise_cfg": MappingProxyType({**custom_cfg, "custom_keys": custom_keys}),
+        }
+    )
+    optimizer = build_optimizer(model, read_only)
+    assert [(g["param_names"], g["lr"], g["weight_decay"]) for g in optimizer.param_groups] == (
+        expected
+    )
+    rules = [MappingProxyType({"match": "*.bias", "lr_mult": 2.0})]
+    ruled = build_optimizer(
+        model, MappingProxyType({**sgd_cfg, "paramwise_cfg": MappingProxyType({"rules": rules})})
+    )
+    lr = sgd_cfg["lr"]
+    assert {g["lr"] for g in ruled.param_groups} == {lr, 2 * lr}
+    assert OPTIMIZERS.validate(read_only) == []
+    # A read-only mapping copies, so an error of the constructor's gets no note about copying.
+    bad = MappingProxyType({**sgd_cfg, "paramwise_cfg": MappingProxyType({"bias_lr_mult": "2"})})
+    with pytest.raises(TypeError, match=r"'bias_lr_mult'\] must be a real number") as caught:
+        build_optimizer(model, bad)
+    assert not any("deep-copies" in note for note in getattr(caught.value, "__notes__", []))
 
 
 def test_build_optimizer_constructor_uses_the_builders_registry(sgd_cfg: dict[str, Any]) -> None:

@@ -24,10 +24,33 @@ __all__ = [
     "OPTIMIZERS",
     "OPTIMIZER_BUILDERS",
     "constructor_from_config",
+    "copy_config",
     "resolve_optimizer_type",
 ]
 
 DEFAULT_CONSTRUCTOR = "DefaultOptimizerConstructor"
+
+
+def copy_config(value: Any) -> Any:
+    """A deep copy of a config in which every mapping is a dict, as ``build_optimizer`` takes it.
+
+    deepcopy cannot copy a read-only mapping (``types.MappingProxyType`` does not pickle), and
+    SPEC 3.1 takes any mapping. Lists and tuples are walked for the mappings they hold; any
+    other value is deepcopy's, with one memo for the whole config, so a value given twice stays
+    one object in the copy.
+
+    Raises:
+        Exception: whatever deepcopy raises for a value it cannot copy.
+    """
+    return _copy_config(value, {})
+
+
+def _copy_config(value: Any, memo: dict[int, Any]) -> Any:
+    if isinstance(value, Mapping):
+        return {copy.deepcopy(key, memo): _copy_config(item, memo) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_copy_config(item, memo) for item in value)
+    return copy.deepcopy(value, memo)
 
 
 def _split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
@@ -35,10 +58,10 @@ def _split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]
 
     Returns:
         The constructor's ``type`` (default ``'DefaultOptimizerConstructor'``), the optimizer
-        config (a deep copy of ``cfg`` without ``constructor`` and ``paramwise_cfg``) and the
-        ``paramwise_cfg`` (None where not given).
+        config (a deep copy of ``cfg``, every mapping in it a dict, without ``constructor`` and
+        ``paramwise_cfg``) and the ``paramwise_cfg`` (None where not given).
     """
-    optimizer_cfg = copy.deepcopy(dict(cfg))
+    optimizer_cfg: dict[str, Any] = copy_config(cfg)
     constructor_type = optimizer_cfg.pop("constructor", DEFAULT_CONSTRUCTOR)
     paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
     return constructor_type, optimizer_cfg, paramwise_cfg
