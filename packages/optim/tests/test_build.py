@@ -99,6 +99,70 @@ def test_read_only_mappings_build_as_dicts_do(
     assert not any("deep-copies" in note for note in getattr(caught.value, "__notes__", []))
 
 
+@pytest.mark.parametrize(
+    ("cfg", "shown", "instead"),
+    [
+        (
+            {
+                "type": "OptimWrapper",
+                "optimizer": {"type": "SGD", "lr": 0.1},
+                "paramwise_cfg": {"norm_decay_mult": 0.0},
+            },
+            "type='OptimWrapper'",
+            "build_optimizer(model, {**cfg['optimizer'], 'paramwise_cfg': cfg['paramwise_cfg']}).",
+        ),
+        (
+            {
+                "type": "AmpOptimWrapper",
+                "optimizer": {"type": "AdamW", "lr": 1e-3},
+                "clip_grad": {"max_norm": 1.0},
+                "loss_scale": "dynamic",
+            },
+            "type='AmpOptimWrapper'",
+            "build_optimizer(model, cfg['optimizer']). 'clip_grad' and 'loss_scale' are the "
+            "wrapper's, for the training loop to do.",
+        ),
+        (
+            {"type": "mmengine.OptimWrapper", "optimizer": {"type": "SGD", "lr": 0.1}},
+            "type='mmengine.OptimWrapper'",
+            "build_optimizer(model, cfg['optimizer']).",
+        ),
+        (
+            {"optimizer": {"type": "SGD", "lr": 0.1}, "constructor": "X"},
+            "no type, so mmengine's OptimWrapper",
+            "build_optimizer(model, {**cfg['optimizer'], 'constructor': cfg['constructor']}).",
+        ),
+    ],
+)
+def test_an_mmengine_optim_wrapper_config_is_told_what_to_pass_instead(
+    model: nn.Module, cfg: dict[str, Any], shown: str, instead: str
+) -> None:
+    # It used to be told first that optimizer_cfg has no weight_decay (or that OptimWrapper is
+    # not registered), before any word of what it is.
+    message = (
+        f"cfg is an mmengine optim_wrapper config ({shown}), not an optimizer config: regtree "
+        "builds the optimizer itself, with no wrapper around it. Pass the optimizer config, "
+        "cfg['optimizer'], with paramwise_cfg (and constructor, if any) beside its type and lr: "
+        f"{instead}"
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        build_optimizer(model, cfg)
+    assert [(p.parts, p.kind, p.message) for p in OPTIMIZERS.validate(cfg)] == [
+        ((), "wrong-type", message)
+    ]
+
+
+def test_an_optimizer_that_takes_an_optimizer_mapping_is_no_optim_wrapper(
+    model: nn.Module,
+) -> None:
+    class Inner(torch.optim.SGD):
+        def __init__(self, params: Any, lr: float, optimizer: dict[str, Any]) -> None:
+            super().__init__(params, lr=lr * optimizer["scale"])
+
+    optimizer = build_optimizer(model, {"type": Inner, "lr": 0.1, "optimizer": {"scale": 2.0}})
+    assert optimizer.param_groups[0]["lr"] == 0.2
+
+
 def test_build_optimizer_constructor_uses_the_builders_registry(sgd_cfg: dict[str, Any]) -> None:
     constructor = build_optimizer_constructor(
         {"type": "DefaultOptimizerConstructor", "optimizer_cfg": sgd_cfg}
