@@ -7,6 +7,7 @@ import inspect
 import re
 import warnings
 from threading import Lock
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import pytest
@@ -62,6 +63,104 @@ def test_build_optimizer_deep_copies_for_a_mutating_constructor(
     assert custom_cfg["custom_keys"]["param1"] == {"lr_mult": 10}
     assert custom_cfg["custom_keys"]["sub"] == {"lr_mult": 0.1, "decay_mult": 0}
     assert custom_cfg["norm_decay_mult"] == 0.5
+
+
+def test_read_only_mappings_build_as_dicts_do(
+    model: nn.Module, sgd_cfg: dict[str, Any], custom_cfg: dict[str, Any]
+) -> None:
+    # SPEC: any mapping. deepcopy cannot copy a MappingProxyType (it does not pickle), so the
+    # copy build_optimizer takes makes every mapping a dict, at any depth.
+    expected = [
+        (g["param_names"], g["lr"], g["weight_decay"])
+        for g in build_optimizer(model, {**sgd_cfg, "paramwise_cfg": custom_cfg}).param_groups
+    ]
+    custom_keys = {key: MappingProxyType(entry) for key, entry in custom_cfg["custom_keys"].items()}
+    read_only = MappingProxyType(
+        {
+            **sgd_cfg,
+            "paramwise_cfg": MappingProxyType({**custom_cfg, "custom_keys": custom_keys}),
+        }
+    )
+    optimizer = build_optimizer(model, read_only)
+    assert [(g["param_names"], g["lr"], g["weight_decay"]) for g in optimizer.param_groups] == (
+        expected
+    )
+    rules = [MappingProxyType({"match": "*.bias", "lr_mult": 2.0})]
+    ruled = build_optimizer(
+        model, MappingProxyType({**sgd_cfg, "paramwise_cfg": MappingProxyType({"rules": rules})})
+    )
+    lr = sgd_cfg["lr"]
+    assert {g["lr"] for g in ruled.param_groups} == {lr, 2 * lr}
+    assert OPTIMIZERS.validate(read_only) == []
+    # A read-only mapping copies, so an error of the constructor's gets no note about copying.
+    bad = MappingProxyType({**sgd_cfg, "paramwise_cfg": MappingProxyType({"bias_lr_mult": "2"})})
+    with pytest.raises(TypeError, match=r"'bias_lr_mult'\] must be a real number") as caught:
+        build_optimizer(model, bad)
+    assert not any("deep-copies" in note for note in getattr(caught.value, "__notes__", []))
+
+
+@pytest.mark.parametrize(
+    ("cfg", "shown", "instead"),
+    [
+        (
+            {
+                "type": "OptimWrapper",
+                "optimizer": {"type": "SGD", "lr": 0.1},
+                "paramwise_cfg": {"norm_decay_mult": 0.0},
+            },
+            "type='OptimWrapper'",
+            "build_optimizer(model, {**cfg['optimizer'], 'paramwise_cfg': cfg['paramwise_cfg']}).",
+        ),
+        (
+            {
+                "type": "AmpOptimWrapper",
+                "optimizer": {"type": "AdamW", "lr": 1e-3},
+                "clip_grad": {"max_norm": 1.0},
+                "loss_scale": "dynamic",
+            },
+            "type='AmpOptimWrapper'",
+            "build_optimizer(model, cfg['optimizer']). 'clip_grad' and 'loss_scale' are the "
+            "wrapper's, for the training loop to do.",
+        ),
+        (
+            {"type": "mmengine.OptimWrapper", "optimizer": {"type": "SGD", "lr": 0.1}},
+            "type='mmengine.OptimWrapper'",
+            "build_optimizer(model, cfg['optimizer']).",
+        ),
+        (
+            {"optimizer": {"type": "SGD", "lr": 0.1}, "constructor": "X"},
+            "no type, so mmengine's OptimWrapper",
+            "build_optimizer(model, {**cfg['optimizer'], 'constructor': cfg['constructor']}).",
+        ),
+    ],
+)
+def test_an_mmengine_optim_wrapper_config_is_told_what_to_pass_instead(
+    model: nn.Module, cfg: dict[str, Any], shown: str, instead: str
+) -> None:
+    # It used to be told first that optimizer_cfg has no weight_decay (or that OptimWrapper is
+    # not registered), before any word of what it is.
+    message = (
+        f"cfg is an mmengine optim_wrapper config ({shown}), not an optimizer config: regtree "
+        "builds the optimizer itself, with no wrapper around it. Pass the optimizer config, "
+        "cfg['optimizer'], with paramwise_cfg (and constructor, if any) beside its type and lr: "
+        f"{instead}"
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        build_optimizer(model, cfg)
+    assert [(p.parts, p.kind, p.message) for p in OPTIMIZERS.validate(cfg)] == [
+        ((), "wrong-type", message)
+    ]
+
+
+def test_an_optimizer_that_takes_an_optimizer_mapping_is_no_optim_wrapper(
+    model: nn.Module,
+) -> None:
+    class Inner(torch.optim.SGD):
+        def __init__(self, params: Any, lr: float, optimizer: dict[str, Any]) -> None:
+            super().__init__(params, lr=lr * optimizer["scale"])
+
+    optimizer = build_optimizer(model, {"type": Inner, "lr": 0.1, "optimizer": {"scale": 2.0}})
+    assert optimizer.param_groups[0]["lr"] == 0.2
 
 
 def test_build_optimizer_constructor_uses_the_builders_registry(sgd_cfg: dict[str, Any]) -> None:

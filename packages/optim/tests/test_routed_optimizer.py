@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
 import torch
 from torch import nn
 
-from regtree_optim import OPTIMIZERS, RoutedOptimizer, build_optimizer, load_state_dict_by_name
+from regtree_optim import (
+    OPTIMIZERS,
+    DefaultOptimizerConstructor,
+    RoutedOptimizer,
+    build_optimizer,
+    load_state_dict_by_name,
+)
 
 MUON_LR = 0.02
 MUON_WD = 0.01
@@ -352,3 +359,88 @@ def test_a_sub_optimizer_torch_refuses_is_named_in_a_note() -> None:
         "regtree_optim: while building sub-optimizer 'adamw' of a RoutedOptimizer (its config: "
         "optimizers['adamw'])"
     ) in caught.value.__notes__
+
+
+_MUON_TAKES = (
+    "but torch.optim:Muon does not take it, so it would be ignored; it takes adjust_lr_fn, eps, "
+    "lr, momentum, nesterov, ns_coefficients, ns_steps, weight_decay."
+)
+
+
+def test_a_rule_routing_to_muon_may_not_set_an_option_muon_does_not_take() -> None:
+    # Muon steps without betas: the option was put into its group and ignored. Which
+    # sub-optimizer the rule routes to is known without a model, so the config is refused as
+    # the constructor is created, and by validate.
+    rules = [{"match": "blocks.*", "ndim": 2, "optimizer": "muon", "betas": (0.5, 0.5)}]
+    message = (
+        "paramwise_cfg['rules'][0] sets 'betas' for the parameters it routes to optimizer 'muon', "
+        f"{_MUON_TAKES} Set "
+        "'betas' only for parameters routed to an optimizer that takes it ('adamw'), or drop it "
+        "there."
+    )
+    cfg = _cfg(rules)
+    paramwise = cfg.pop("paramwise_cfg")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(cfg, paramwise)
+    problems = OPTIMIZERS.validate(_cfg(rules))
+    assert [(p.kind, p.message) for p in problems] == [("invalid-value", message)]
+
+
+def test_a_custom_key_or_rule_may_not_set_an_option_the_route_of_a_parameter_ignores() -> None:
+    # A custom key or a rule without optimizer= sets options for parameters that only the
+    # model routes: each is checked as it is routed, before anything is built or frozen.
+    model = _model()
+    freeze_head = {"match": "head.*", "freeze": True}
+    for paramwise, where in [
+        (
+            {"custom_keys": {"blocks": {"betas": (0.5, 0.5)}}},
+            "paramwise_cfg['custom_keys']['blocks']",
+        ),
+        ({"rules": [{"match": "blocks.*", "betas": (0.5, 0.5)}]}, "paramwise_cfg['rules'][3]"),
+    ]:
+        cfg = _cfg([*ROUTE_BLOCK_WEIGHTS, freeze_head, *paramwise.get("rules", [])])
+        cfg["paramwise_cfg"]["custom_keys"] = paramwise.get("custom_keys", {})
+        message = (
+            f"{where} sets 'betas' for parameter 'blocks.0.attn.weight', which rules[0] routes "
+            f"to optimizer 'muon', {_MUON_TAKES}"
+        )
+        assert OPTIMIZERS.validate(cfg) == []  # which parameters go where, only a model says
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            build_optimizer(model, cfg)
+        assert model.head.weight.requires_grad  # nothing frozen
+        paramwise_cfg = cfg.pop("paramwise_cfg")
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            DefaultOptimizerConstructor(cfg, paramwise_cfg).explain(model)
+
+
+def test_options_reach_the_sub_optimizers_that_take_them() -> None:
+    rules = [
+        {"match": "blocks.*.weight", "ndim": 2, "optimizer": "muon", "momentum": 0.9},
+        {"match": "blocks.*", "ndim": 1, "betas": (0.5, 0.6)},  # the blocks' norms and biases
+    ]
+    cfg = _cfg(rules)
+    cfg["paramwise_cfg"]["custom_keys"] = {"head": {"amsgrad": True}}
+    optimizer = build_optimizer(_model(), cfg)
+    options = {
+        name: (group["optimizer"], group.get("momentum"), group.get("betas"), group.get("amsgrad"))
+        for group in optimizer.param_groups
+        for name in group["param_names"]
+    }
+    assert options["blocks.0.attn.weight"] == ("muon", 0.9, None, None)
+    assert options["blocks.0.norm.weight"] == ("adamw", None, (0.5, 0.6), False)
+    assert options["head.weight"] == ("adamw", None, (0.9, 0.999), True)
+
+
+def test_an_option_no_sub_optimizer_it_can_reach_takes_is_refused_without_a_model() -> None:
+    # Nothing routes away from Muon, the default: every parameter a custom key sets betas
+    # for goes to Muon, so the config is refused as it is validated.
+    cfg = _cfg([])
+    cfg["default"] = "muon"
+    cfg["paramwise_cfg"] = {"custom_keys": {"blocks": {"betas": (0.5, 0.5)}}}
+    message = (
+        "paramwise_cfg['custom_keys']['blocks'] sets 'betas' for parameters that go to optimizer "
+        f"'muon', {_MUON_TAKES}"
+    )
+    problems = OPTIMIZERS.validate(cfg)
+    assert len(problems) == 1
+    assert problems[0].message.startswith(message)

@@ -375,3 +375,147 @@ def test_every_torch_optimizer_accepts_its_own_defaults(name: str) -> None:
     }
     # Not weight_decay=0 for optimizers that have none, and a real lr for those without one.
     DefaultOptimizerConstructor({"type": name, **defaults}, {"merge_groups": True})
+
+
+class _HeadLrConstructor(DefaultOptimizerConstructor):
+    """A subclass declaring a multiplier of its own, as SPEC 3.1 lets it."""
+
+    paramwise_keys = (*DefaultOptimizerConstructor.paramwise_keys, "head_lr_mult")
+
+
+# Each place a multiplier is written, as (paramwise_cfg with the multiplier VALUE, where, key).
+_MULTIPLIER_PLACES = [
+    ({"norm_decay_mult": "VALUE"}, "paramwise_cfg", "norm_decay_mult"),
+    ({"bias_lr_mult": "VALUE"}, "paramwise_cfg", "bias_lr_mult"),
+    ({"dcn_offset_lr_mult": "VALUE"}, "paramwise_cfg", "dcn_offset_lr_mult"),
+    (
+        {"custom_keys": {"2.": {"lr_mult": "VALUE"}}},
+        "paramwise_cfg['custom_keys']['2.']",
+        "lr_mult",
+    ),
+    (
+        {"custom_keys": {"2.": {"decay_mult": "VALUE"}}},
+        "paramwise_cfg['custom_keys']['2.']",
+        "decay_mult",
+    ),
+    ({"rules": [{"match": "*", "lr_mult": "VALUE"}]}, "paramwise_cfg['rules'][0]", "lr_mult"),
+    (
+        {"rules": [{"match": "*", "decay_mult": "VALUE"}]},
+        "paramwise_cfg['rules'][0]",
+        "decay_mult",
+    ),
+    ({"head_lr_mult": "VALUE"}, "paramwise_cfg", "head_lr_mult"),
+]
+
+
+def _with_value(cfg: Any, value: Any) -> Any:
+    if cfg == "VALUE":
+        return value
+    if isinstance(cfg, dict):
+        return {key: _with_value(item, value) for key, item in cfg.items()}
+    if isinstance(cfg, list):
+        return [_with_value(item, value) for item in cfg]
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (float("nan"), "would be nan, and one step would make its parameters nan"),
+        (float("inf"), "would be inf (nan where the base is 0)"),
+        (-1.0, "would be negative, which torch refuses of an optimizer's own"),
+        (-1e-9, "would be negative"),
+    ],
+)
+@pytest.mark.parametrize(("paramwise_cfg", "where", "key"), _MULTIPLIER_PLACES)
+def test_a_multiplier_is_a_finite_number_at_least_0_wherever_it_is_written(
+    paramwise_cfg: dict[str, Any], where: str, key: str, value: float, why: str
+) -> None:
+    # SPEC 3.1: norm_decay_mult=nan gave weight decay nan, and one AdamW step turned the
+    # LayerNorm's weights into nan; lr_mult=-1 gave lr -0.001, which torch refuses as an lr.
+    noun = "lr" if key.endswith("lr_mult") else "weight decay"
+    message = (
+        f"{where}[{key!r}] must be a finite number >= 0, got {value!r}: every {noun} it "
+        f"multiplies {why}"
+    )
+    cfg = {"type": "AdamW", "lr": 1e-3, "weight_decay": 0.05}
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}.*Give a multiplier such as 0"):
+        _HeadLrConstructor(cfg, _with_value(paramwise_cfg, value))
+
+
+@pytest.mark.parametrize(("paramwise_cfg", "where", "key"), _MULTIPLIER_PLACES)
+@pytest.mark.parametrize("value", [0, 0.0, 1, 2.5, 1e6])
+def test_a_finite_multiplier_at_least_0_is_accepted_wherever_it_is_written(
+    paramwise_cfg: dict[str, Any], where: str, key: str, value: float
+) -> None:
+    cfg = {"type": "AdamW", "lr": 1e-3, "weight_decay": 0.05}
+    _HeadLrConstructor(cfg, _with_value(paramwise_cfg, value))
+
+
+def test_a_subclass_multiplier_is_a_real_number_as_the_base_classes_are() -> None:
+    # SPEC 3.1: every multiplier a real number. The key is known as a multiplier (it needs an
+    # lr), so '2' reads as bias_lr_mult='2' does rather than passing on silently.
+    message = (
+        "paramwise_cfg['head_lr_mult'] must be a real number, got '2' (str); write it as a "
+        "number, 2 without quotes."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        _HeadLrConstructor({"type": "SGD", "lr": 0.1}, {"head_lr_mult": "2"})
+    with pytest.raises(TypeError, match=r"\['head_lr_mult'\] must be a real number.*\(bool\)"):
+        _HeadLrConstructor({"type": "SGD", "lr": 0.1}, {"head_lr_mult": True})
+    # None is not given, as for the base class's multipliers.
+    _HeadLrConstructor({"type": "SGD"}, {"head_lr_mult": None})
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("lr", -0.1, "Invalid learning rate: -0.1"),
+        ("lr", float("nan"), "Invalid learning rate: nan"),
+        ("lr", float("inf"), "Invalid learning rate: inf"),
+        ("lr", torch.tensor(-0.1), r"Invalid learning rate: tensor(-0.1000)"),
+        ("weight_decay", -1e-4, "Invalid weight_decay value: -0.0001"),
+        ("weight_decay", float("nan"), "Invalid weight_decay value: nan"),
+    ],
+)
+def test_a_custom_keys_own_lr_and_weight_decay_are_finite_and_at_least_0(
+    option: str, value: Any, words: str
+) -> None:
+    # torch refuses a negative lr or weight decay (Adam a nan one too) of the optimizer, never
+    # of a group: a custom key's own lr=-0.1 gave a group lr -0.1.
+    mult = "lr_mult" if option == "lr" else "decay_mult"
+    message = (
+        f"paramwise_cfg['custom_keys']['head'][{option!r}]: {words}. A group's {option} must be "
+        f"a finite number >= 0, as torch wants of the optimizer's own; give one, or {mult} to "
+        f"scale optimizer_cfg's {option}."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {option: value}}})
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [("lr", "Invalid learning rate"), ("weight_decay", "Invalid weight_decay value")],
+)
+def test_a_negative_group_value_is_refused_in_the_words_torch_refuses_a_default_in(
+    option: str, words: str
+) -> None:
+    for optimizer in (torch.optim.SGD, torch.optim.AdamW):
+        with pytest.raises(ValueError, match=f"^{words}: -0.5$"):
+            optimizer(nn.Linear(1, 1).parameters(), **{"lr": 0.1, option: -0.5})
+    with pytest.raises(ValueError, match=rf"\['{option}'\]: {words}: -0.5\. "):
+        DefaultOptimizerConstructor(SGD, {"custom_keys": {"head": {option: -0.5}}})
+
+
+def test_a_group_value_torch_would_take_is_accepted_as_before() -> None:
+    # 0, a large value, and 0-dim tensors (torch takes one as an lr) stay accepted.
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    custom = {
+        "0.": {"lr": 0.0, "weight_decay": 0.0},
+        "1.": {"lr": torch.tensor(0.5), "weight_decay": torch.tensor(1e3)},
+    }
+    optimizer = DefaultOptimizerConstructor(SGD, {"custom_keys": custom})(model)
+    values = [(float(g["lr"]), float(g["weight_decay"])) for g in optimizer.param_groups]
+    assert values == [(0.0, 0.0), (0.5, 1e3)]
+    meta = torch.tensor(-1.0, device="meta")  # no value to read: left to torch, as before
+    DefaultOptimizerConstructor(SGD, {"custom_keys": {"0.": {"lr": meta}}})

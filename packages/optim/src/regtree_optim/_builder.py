@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from torch import nn
 from torch.optim import Optimizer
 
-from ._registries import OPTIMIZER_BUILDERS, constructor_from_config
+from ._registries import OPTIMIZER_BUILDERS, constructor_from_config, copy_config
 
 __all__ = ["build_optimizer", "build_optimizer_constructor"]
 
@@ -83,9 +82,12 @@ def _note_uncopyable(error: Exception, cfg: Mapping[str, Any]) -> None:
 def _uncopyable(
     value: object, error_type: type[Exception]
 ) -> tuple[tuple[object, ...], object] | None:
-    """The path to the innermost part of ``value`` whose deep copy raises ``error_type``, and it."""
+    """The path to the innermost part of ``value`` whose deep copy raises ``error_type``, and it.
+
+    Copied as the build copies it (:func:`copy_config`): a read-only mapping copies as a dict.
+    """
     try:
-        copy.deepcopy(value)
+        copy_config(value)
     except Exception as error:
         if type(error) is not error_type:
             return None

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import collections.abc
 import math
-import numbers
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from torch import nn
 
 from regtree.naming import closest, origin
 
 from ._sharding import flat_originals, is_flat_parameter
-from ._value_checks import check_base, check_real
+from ._value_checks import check_base, check_finite
 from ._walk import walk_parameters
 
 __all__ = ["LayerDecay", "LayerDepths", "LayerScale", "resolve_layer_decay", "timm_layer_ids"]
@@ -54,10 +53,7 @@ class LayerDecay:
 
 
 def _number(value: object, key: str) -> Any:
-    check_real(value, f"{_WHERE}[{key!r}]")
-    # nan compares false with everything: lrs would be nan and layers would stop merging.
-    if not math.isfinite(cast(numbers.Real, value)):
-        raise ValueError(f"{_WHERE}[{key!r}] must be a finite number, got {value!r}.")
+    check_finite(value, f"{_WHERE}[{key!r}]")
     return value
 
 

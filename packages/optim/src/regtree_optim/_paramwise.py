@@ -17,7 +17,13 @@ from regtree.naming import closest
 
 from ._composition import COMPOSITION_KEYS, Composition, resolve_composition
 from ._optimizer_types import OptimizerInfo
-from ._value_checks import check_base, check_flag, check_option, check_real
+from ._value_checks import (
+    check_base,
+    check_flag,
+    check_multiplier,
+    check_option,
+    is_multiplier_key,
+)
 from ._warnings import warn_caller
 
 __all__ = [
@@ -387,9 +393,11 @@ def _check_unknown_keys(
 def _check_bases(paramwise_cfg: Mapping[str, Any], base_lr: Any, base_wd: Any) -> None:
     # Every *_decay_mult and *_lr_mult key (SPEC 3.1), a subclass's undeclared ones included.
     for key, value in paramwise_cfg.items():
+        if not is_multiplier_key(key):
+            continue
         if key.endswith("_decay_mult"):
             check_base("paramwise_cfg", key, value, "weight_decay", base_wd)
-        if key.endswith("_lr_mult"):
+        else:
             check_base("paramwise_cfg", key, value, "lr", base_lr)
 
 
@@ -399,7 +407,7 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
     for option, value in entry.items():
         if option in _CUSTOM_MULTS:
             if value is not None:
-                check_real(value, f"{where}[{option!r}]")
+                check_multiplier(where, option, value)
             continue
         if not isinstance(option, str):
             raise TypeError(f"{where} keys must be str, got {option!r}")
@@ -415,7 +423,7 @@ def _custom_options(entry: Mapping[Any, Any], where: str, info: OptimizerInfo) -
                 f"An entry holds lr_mult, decay_mult and options {info.name} accepts: "
                 f"{', '.join(sorted(info.options))}."
             )
-        check_option(info, option, value, where)
+        check_option(info, option, value, where, group=True)
         options[option] = value
     return options
 
@@ -490,11 +498,15 @@ def check_optimizer_cfg(
             check_option(info, option, value, where)
 
 
-def _check_values(paramwise_cfg: Mapping[str, Any]) -> str:
-    """Check the multipliers, flags and ``decay_precedence`` of SPEC 3.2; return the latter."""
-    for key in _MULT_KEYS:
-        if paramwise_cfg.get(key) is not None:
-            check_real(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
+def _check_values(paramwise_cfg: Mapping[str, Any], declared: Collection[str]) -> str:
+    """Check the multipliers, flags and ``decay_precedence`` of SPEC 3.2; return the latter.
+
+    Every declared multiplier, a subclass's own ``head_lr_mult`` too, is one as SPEC 3.1 says;
+    an undeclared one only needs its base (:func:`_check_bases`), as the subclass's code reads it.
+    """
+    for key, value in paramwise_cfg.items():
+        if value is not None and key in declared and is_multiplier_key(key):
+            check_multiplier("paramwise_cfg", key, value)
     for key in _BOOL_KEYS:
         if key in paramwise_cfg:
             check_flag(paramwise_cfg[key], f"paramwise_cfg[{key!r}]")
@@ -542,7 +554,7 @@ def resolve_rules(
     check_optimizer_cfg(optimizer_cfg, optimizer)
     base_lr = optimizer_cfg.get("lr")
     base_wd = optimizer_cfg.get("weight_decay")
-    precedence = _check_values(paramwise_cfg)
+    precedence = _check_values(paramwise_cfg, declared_keys)
     _check_bases(paramwise_cfg, base_lr, base_wd)
     baseline = {
         **optimizer.defaults,

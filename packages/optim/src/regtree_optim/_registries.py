@@ -24,10 +24,77 @@ __all__ = [
     "OPTIMIZERS",
     "OPTIMIZER_BUILDERS",
     "constructor_from_config",
+    "copy_config",
     "resolve_optimizer_type",
 ]
 
 DEFAULT_CONSTRUCTOR = "DefaultOptimizerConstructor"
+
+
+# mmengine's optim_wrapper types: a config of one holds the optimizer config under 'optimizer'.
+_OPTIM_WRAPPERS: Final[tuple[str, ...]] = ("OptimWrapper", "AmpOptimWrapper")
+
+
+def copy_config(value: Any) -> Any:
+    """A deep copy of a config in which every mapping is a dict, as ``build_optimizer`` takes it.
+
+    deepcopy cannot copy a read-only mapping (``types.MappingProxyType`` does not pickle), and
+    SPEC 3.1 takes any mapping. Lists and tuples are walked for the mappings they hold; any
+    other value is deepcopy's, with one memo for the whole config, so a value given twice stays
+    one object in the copy.
+
+    Raises:
+        Exception: whatever deepcopy raises for a value it cannot copy.
+    """
+    return _copy_config(value, {})
+
+
+def _copy_config(value: Any, memo: dict[int, Any]) -> Any:
+    if isinstance(value, Mapping):
+        return {copy.deepcopy(key, memo): _copy_config(item, memo) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(_copy_config(item, memo) for item in value)
+    return copy.deepcopy(value, memo)
+
+
+def _optim_wrapper_problem(cfg: Mapping[str, Any]) -> str | None:
+    """What to pass instead where ``cfg`` is an mmengine ``optim_wrapper`` config, else None.
+
+    One is ``type='OptimWrapper'`` or ``'AmpOptimWrapper'`` (a name, scoped or not, or the
+    class), or no optimizer ``type`` at all beside an ``optimizer`` mapping (mmengine's type
+    then defaults to ``OptimWrapper``). An optimizer registered here that takes an
+    ``optimizer`` mapping of its own is not one.
+    """
+    kind = cfg.get("type")
+    name = kind.rpartition(".")[2] if isinstance(kind, str) else getattr(kind, "__name__", None)
+    inner = cfg.get("optimizer")
+    if name not in _OPTIM_WRAPPERS:
+        if not isinstance(inner, Mapping):
+            return None
+        if kind is not None and (callable(kind) or OPTIMIZERS.get(kind) is not None):
+            return None
+    beside = [key for key in ("paramwise_cfg", "constructor") if key in cfg]
+    instead = (
+        "{**cfg['optimizer']" + "".join(f", {key!r}: cfg[{key!r}]" for key in beside) + "}"
+        if beside
+        else "cfg['optimizer']"
+    )
+    wrapper_keys = [
+        repr(key) for key in cfg if key not in ("type", "optimizer", "paramwise_cfg", "constructor")
+    ]
+    left = (
+        f" {' and '.join(wrapper_keys)} {'is' if len(wrapper_keys) == 1 else 'are'} the "
+        "wrapper's, for the training loop to do."
+        if wrapper_keys
+        else ""
+    )
+    what = f"type={kind!r}" if kind is not None else "no type, so mmengine's OptimWrapper"
+    return (
+        f"cfg is an mmengine optim_wrapper config ({what}), not an optimizer config: regtree "
+        "builds the optimizer itself, with no wrapper around it. Pass the optimizer config, "
+        "cfg['optimizer'], with paramwise_cfg (and constructor, if any) beside its type and lr: "
+        f"build_optimizer(model, {instead}).{left}"
+    )
 
 
 def _split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
@@ -35,10 +102,16 @@ def _split_optimizer_config(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]
 
     Returns:
         The constructor's ``type`` (default ``'DefaultOptimizerConstructor'``), the optimizer
-        config (a deep copy of ``cfg`` without ``constructor`` and ``paramwise_cfg``) and the
-        ``paramwise_cfg`` (None where not given).
+        config (a deep copy of ``cfg``, every mapping in it a dict, without ``constructor`` and
+        ``paramwise_cfg``) and the ``paramwise_cfg`` (None where not given).
+
+    Raises:
+        TypeError: ``cfg`` is an mmengine ``optim_wrapper`` config (:func:`_optim_wrapper_problem`).
     """
-    optimizer_cfg = copy.deepcopy(dict(cfg))
+    problem = _optim_wrapper_problem(cfg)
+    if problem is not None:
+        raise TypeError(problem)
+    optimizer_cfg: dict[str, Any] = copy_config(cfg)
     constructor_type = optimizer_cfg.pop("constructor", DEFAULT_CONSTRUCTOR)
     paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
     return constructor_type, optimizer_cfg, paramwise_cfg
@@ -81,6 +154,9 @@ class OptimizerRegistry(Registry[Optimizer]):
         """
         if not isinstance(cfg, Mapping):
             return super().validate(cfg)
+        wrapper = _optim_wrapper_problem(cfg)
+        if wrapper is not None:
+            return [ConfigProblem((), "wrong-type", wrapper)]
         _, optimizer_cfg, paramwise_cfg = _split_optimizer_config(cfg)
         problems: list[Any] = [
             problem

@@ -84,6 +84,46 @@ def check_routable(
     )
 
 
+def _check_group_options(
+    routed: RoutedRules, plan: GroupPlan, position: int, route: str, routed_by: str
+) -> None:
+    """Raise where a parameter's group sets an option the sub-optimizer it goes to ignores.
+
+    Args:
+        routed: The resolved RoutedOptimizer config.
+        plan: The plan of ``route``'s rules (with placements, in model order).
+        position: The parameter's position in the plan.
+        route: The sub-optimizer it goes to.
+        routed_by: What routed it there, for the message.
+    """
+    info = routed.infos.get(route)
+    assert plan.placements is not None  # planned with placements
+    placement = plan.placements[position]
+    settings = plan.groups[placement.group]
+    foreign = [
+        key
+        for key in settings
+        if key not in ("params", "param_names", OPTIMIZER_KEY)
+        and info is not None
+        and not _takes(info, key)
+    ]
+    if not foreign:
+        return
+    option = foreign[0]
+    setters = _option_setters(routed.rules[route])
+    # The last setter that applied and sets the option decided it (a later rule's value wins).
+    where = next(
+        (
+            setters[label][0]
+            for label in reversed(placement.rule.split(", "))
+            if label in setters and option in setters[label][1]
+        ),
+        placement.rule,
+    )
+    whom = f"parameter {placement.name!r}, which {routed_by} routes to"
+    raise _foreign_option(where, option, [route], routed.infos, whom)
+
+
 def _check_optimizers(optimizers: object, default: object) -> dict[str, Mapping[str, Any]]:
     if not isinstance(optimizers, Mapping) or not optimizers:
         raise TypeError(
@@ -425,12 +465,14 @@ class RoutedRules:
         types: Name -> the sub-optimizer's class, in the order of ``optimizers``.
         bases: Name -> its ``lr`` and ``weight_decay`` (the config's, else its own defaults).
         rules: Name -> the paramwise rules resolved with that sub-optimizer's bases.
+        infos: Name -> what that sub-optimizer accepts.
     """
 
     default: str
     types: dict[str, object]
     bases: dict[str, dict[str, Any]]
     rules: dict[str, ParamwiseRules]
+    infos: dict[str, OptimizerInfo] = dataclasses.field(default_factory=dict)
 
 
 def routed_type(optimizer_cfg: Mapping[str, Any]) -> bool:
@@ -500,7 +542,78 @@ def resolve_routed(
         check_optimizer_cfg(cfg, info, f"optimizer_cfg['optimizers'][{name!r}]")
         options = dataclasses.replace(info, options=accepted)
         rules[name] = resolve({**cfg, **bases[name]}, options, list(configs))
-    return RoutedRules(default=default, types=types, bases=bases, rules=rules)
+    _check_option_routes(rules[default], infos, default)
+    return RoutedRules(default=default, types=types, bases=bases, rules=rules, infos=infos)
+
+
+def _option_setters(rules: ParamwiseRules) -> dict[str, tuple[str, Mapping[str, Any], str | None]]:
+    """Label -> (where it is written, the group options it sets, its route) of each setter.
+
+    The setters are the custom keys (their settings, lr and weight_decay included) and the
+    rules; labels are as explain names them (``"custom_keys['head']"``, ``'rules[2]'``).
+    """
+    setters: dict[str, tuple[str, Mapping[str, Any], str | None]] = {
+        custom.decision.rule: (
+            f"paramwise_cfg['custom_keys'][{custom.key!r}]",
+            custom.decision.settings,
+            None,
+        )
+        for custom in rules.custom
+    }
+    composition = rules.composition
+    for rule in composition.rules if composition is not None else ():
+        setters[rule.label] = (
+            f"paramwise_cfg['rules'][{rule.index}]",
+            rule.options,
+            rule.optimizer,
+        )
+    return setters
+
+
+def _takes(info: OptimizerInfo, option: str) -> bool:
+    return info.options is None or option in info.options
+
+
+def _foreign_option(
+    where: str, option: str, routes: Sequence[str], infos: Mapping[str, OptimizerInfo], whom: str
+) -> ValueError:
+    # A sub-optimizer ignores a group option it does not take (Muon steps without betas).
+    takers = ", ".join(repr(name) for name, info in infos.items() if _takes(info, option))
+    if len(routes) == 1:
+        info = infos[routes[0]]
+        ignored = (
+            f"optimizer {routes[0]!r}, but {info.name} does not take it, so it would be ignored; "
+            f"it takes {', '.join(sorted(info.options or ()))}"
+        )
+    else:
+        ignored = (
+            f"optimizers {', '.join(map(repr, routes))}, but none of them takes it, so it would "
+            "be ignored"
+        )
+    return ValueError(
+        f"{where} sets {option!r} for {whom} {ignored}. Set {option!r} only for parameters "
+        f"routed to an optimizer that takes it ({takers}), or drop it there."
+    )
+
+
+def _check_option_routes(
+    rules: ParamwiseRules, infos: Mapping[str, OptimizerInfo], default: str
+) -> None:
+    """Refuse, before any model is seen, an option no sub-optimizer it can reach takes.
+
+    A rule with ``optimizer=NAME`` sets its options for what it routes to NAME (a later rule
+    routing some of them elsewhere leaves the rest there); a custom key or a rule without one
+    for parameters that go to the default or to a sub-optimizer some rule routes to, which only
+    the model decides (:func:`_check_group_options` checks each parameter then).
+    """
+    setters = _option_setters(rules)
+    reachable = list({default: None, **{route: None for _, _, route in setters.values() if route}})
+    for where, options, route in setters.values():
+        routes = [route] if route is not None else reachable
+        for option in options:
+            if not any(_takes(infos[name], option) for name in routes):
+                whom = "the parameters it routes to" if route else "parameters that go to"
+                raise _foreign_option(where, option, routes, infos, whom)
 
 
 def plan_routed(
@@ -551,7 +664,7 @@ def _routes(
         if rule.optimizer is not None
     }
     routes: list[str] = []
-    for placement in default_plan.placements:
+    for position, placement in enumerate(default_plan.placements):
         settings = default_plan.groups[placement.group]
         route = settings.get(OPTIMIZER_KEY, routed.default)
         rule = (
@@ -568,6 +681,7 @@ def _routes(
                 f"({', '.join(map(repr, routed.rules))}).{did_you_mean}"
             )
         check_routable(placement.name, shape_of(placement.param), route, routed.types[route], rule)
+        _check_group_options(routed, plans[route], position, route, rule)
         routes.append(route)
     return routes
 

@@ -21,7 +21,7 @@ from regtree.naming import closest
 
 from ._module_kinds import module_kind
 from ._optimizer_types import OptimizerInfo
-from ._value_checks import check_base, check_flag, check_option, check_real
+from ._value_checks import check_base, check_flag, check_multiplier, check_option
 
 __all__ = [
     "GlobTest",
@@ -405,7 +405,7 @@ def _sort_keys(
                 f"({', '.join(_SELECTORS)}), effects ({', '.join(_EFFECTS)}) and options "
                 f"{optimizer_name} accepts: {', '.join(settable) or 'none a rule may set'}."
             )
-        check_option(optimizer, key, value, where)
+        check_option(optimizer, key, value, where, group=True)
         options[key] = value
     if not any(key in values for key in _SELECTORS):
         raise ValueError(
@@ -426,7 +426,7 @@ def _multipliers(
     lr_mult, decay_mult = values.get("lr_mult"), values.get("decay_mult")
     for key, mult in (("lr_mult", lr_mult), ("decay_mult", decay_mult)):
         if mult is not None:
-            check_real(mult, f"{where}[{key!r}]")
+            check_multiplier(where, key, mult)
     check_base(where, "lr_mult", lr_mult, "lr", base_lr)
     check_base(where, "decay_mult", decay_mult, "weight_decay", base_wd)
     return lr_mult, decay_mult
