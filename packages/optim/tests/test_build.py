@@ -381,6 +381,31 @@ def test_rules_and_custom_keys_skip_what_an_override_places_itself_and_say_so() 
     ]
 
 
+def test_a_rule_of_any_selector_that_selects_only_an_override_s_groups_says_so() -> None:
+    # The override's own parameters are told apart by their module's kind (a depthwise conv, a
+    # Linear), their name and their ndim as the walk's are: each rule names what it selects.
+    model = nn.Module()
+    model.body = nn.Conv2d(2, 2, 1, bias=False)
+    model.head = nn.Sequential(nn.Conv2d(4, 4, 3, groups=4), nn.Linear(2, 2))
+    rules = [
+        {"module": "dwconv", "lr_mult": 2.0},
+        {"module": "linear", "lr_mult": 2.0},
+        {"name": "bias", "lr_mult": 2.0},
+        {"ndim": 2, "lr_mult": 2.0},
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _OwnHeadGroup({"type": "SGD", "lr": 0.1}, {"rules": rules})(model)
+    selected = [str(w.message).split("(", 1)[1].split(")", 1)[0] for w in caught]
+    assert selected == [
+        "'head.0.weight', 'head.0.bias'",
+        "'head.1.weight', 'head.1.bias'",
+        "'head.0.bias', 'head.1.bias'",
+        "'head.1.weight'",
+    ]
+    assert all("placed in groups of its own" in str(w.message) for w in caught)
+
+
 def test_a_rule_that_also_selects_what_the_walk_places_applies_there_without_a_warning() -> None:
     paramwise = {"rules": [{"name": "bias", "lr_mult": 3.0}]}
     optimizer = _OwnHeadGroup({"type": "SGD", "lr": 0.1}, paramwise)(_body_and_head())
