@@ -406,6 +406,50 @@ def test_a_rule_of_any_selector_that_selects_only_an_override_s_groups_says_so()
     assert all("placed in groups of its own" in str(w.message) for w in caught)
 
 
+class _OwnTopLevelGroup(DefaultOptimizerConstructor):
+    """An override that gives the model's own (top-level) parameters a group of their own."""
+
+    def add_params(
+        self,
+        params: list[dict[str, Any]],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        if not prefix:
+            params.append({"params": list(module.parameters(recurse=False))})
+            for name, child in module.named_children():
+                self.add_params(params, child, name, is_dcn_module)
+            return
+        super().add_params(params, module, prefix, is_dcn_module)
+
+
+def test_custom_keys_over_an_override_s_groups_are_matched_as_the_walk_matches_them() -> None:
+    # A top-level parameter is '.scale' to a custom key, as in the walk; a key that matches only
+    # with a dot the walk's names lack ('.head') matches nothing; each key is told on its own.
+    model = _body_and_head()
+    model.scale = nn.Parameter(torch.ones(1))
+    model.head.append(nn.Linear(2, 2))
+    custom = {".scale": {"lr_mult": 2.0}, ".head": {"lr_mult": 2.0}, "head": {"lr_mult": 2.0}}
+    own_top = f"{__name__}:_OwnTopLevelGroup.add_params"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _OwnTopLevelGroup({"type": "SGD", "lr": 0.1}, {"custom_keys": custom})(model)
+    assert [str(w.message).split(";")[0] for w in caught] == [
+        f"custom_keys key '.scale' matches only parameters that {own_top} placed in groups of "
+        "its own ('scale')",
+        "custom_keys key '.head' matches no parameter of Module: it is a substring of no name "
+        "f'{prefix}.{name}'",
+    ]
+    # Past three names, the note counts them; below the top, no name is matched with a dot.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _OwnHeadGroup({"type": "SGD", "lr": 0.1}, {"custom_keys": {"head": {}, ".head": {}}})(model)
+    dotted, plain = sorted(map(str, (w.message for w in caught)))  # '.head' sorts first
+    assert dotted.startswith("custom_keys key '.head' matches no parameter")
+    assert "('head.0.weight', 'head.0.bias', 'head.1.weight', ... (4 in all)); their" in plain
+
+
 def test_a_rule_that_also_selects_what_the_walk_places_applies_there_without_a_warning() -> None:
     paramwise = {"rules": [{"name": "bias", "lr_mult": 3.0}]}
     optimizer = _OwnHeadGroup({"type": "SGD", "lr": 0.1}, paramwise)(_body_and_head())
