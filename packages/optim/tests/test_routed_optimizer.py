@@ -392,6 +392,19 @@ def test_bad_routes_and_configs_name_the_problem() -> None:
         )
 
 
+def test_a_route_under_another_optimizer_says_it_has_none_to_route_to() -> None:
+    from regtree_optim import DefaultOptimizerConstructor
+
+    # An optimizers key does not make an SGD config a RoutedOptimizer one.
+    with pytest.raises(
+        ValueError, match=r"\['rules'\]\[0\] routes .*:SGD has no optimizers to route"
+    ):
+        DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 0.1, "optimizers": {"a": {}}},
+            {"rules": [{"match": "*", "optimizer": "a"}]},
+        )
+
+
 def test_a_bad_option_of_a_sub_optimizer_names_that_sub_optimizer() -> None:
     cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
     cfg["optimizers"]["muon"]["lr"] = "0.02"
