@@ -199,6 +199,25 @@ def test_a_failed_routed_build_freezes_nothing() -> None:
     assert all(param.requires_grad for param in model.parameters())
 
 
+def test_a_model_without_fsdp1_parameters_is_not_walked_for_fsdp1_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("torch.distributed.fsdp")  # imports FSDP1's module, as FSDP2 users do
+    from regtree_optim import DefaultOptimizerConstructor, _sharding
+
+    walked: list[nn.Module] = []
+    real = _sharding.flat_parameters
+    monkeypatch.setattr(
+        _sharding, "flat_parameters", lambda model: walked.append(model) or real(model)
+    )
+    cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    constructor = DefaultOptimizerConstructor(cfg, cfg.pop("paramwise_cfg"))
+    model = _model()
+    constructor(model)
+    constructor.explain(model)
+    assert walked == []
+
+
 def test_state_dict_round_trip() -> None:
     model = _model()
     optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))

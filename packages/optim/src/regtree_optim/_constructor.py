@@ -32,7 +32,7 @@ from ._paramwise import (
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
-from ._sharding import is_fsdp_flattened, original_shapes, root_shapes
+from ._sharding import OriginalShapes
 from ._walk import walk_parameters
 from ._zero import ZeroRedundancyOptimizer
 
@@ -146,16 +146,18 @@ class DefaultOptimizerConstructor:
         explain: bool,
         merge: bool | None = None,
         routed: RoutedRules | None = None,
-        shapes: Mapping[int, torch.Size] | None = None,
+        shapes: OriginalShapes | None = None,
     ) -> GroupPlan:
         if self._uses_legacy_add_params():
-            return self._legacy_plan(model, rules, explain)
+            return self._legacy_plan(model, rules, explain, shapes)
         if routed is not None:
-            known = original_shapes(model) if shapes is None else shapes
+            # One lookup for every sub-optimizer's plan and the shape check: FSDP1's records
+            # are read once, and only where a parameter carries FSDP1's mark.
+            known = OriginalShapes(model) if shapes is None else shapes
             return plan_routed(
                 routed,
-                lambda sub_rules: self._plan(model, sub_rules, True, merge, shapes=shapes),
-                lambda param: known.get(id(param), param.shape),
+                lambda sub_rules: self._plan(model, sub_rules, True, merge, shapes=known),
+                known.shape,
             )
         if not self.paramwise_cfg:
             return single_group(model, explain)
@@ -196,7 +198,11 @@ class DefaultOptimizerConstructor:
         _freeze(walk.planner.finish(module))
 
     def _start_walk(
-        self, params: list[dict[str, Any]], root: nn.Module, explain: bool = False
+        self,
+        params: list[dict[str, Any]],
+        root: nn.Module,
+        explain: bool = False,
+        shapes: OriginalShapes | None = None,
     ) -> _LegacyWalk:
         planner = GroupPlanner(
             self._current_rules().rules,
@@ -204,6 +210,7 @@ class DefaultOptimizerConstructor:
             explain=explain,
             groups=params,
             root=root,
+            shapes=shapes,
             appended_by=(origin(type(self).add_params) if self._uses_legacy_add_params() else None),
         )
         return _LegacyWalk(constructor=self, params=params, planner=planner)
@@ -224,9 +231,15 @@ class DefaultOptimizerConstructor:
         finally:
             walk.path.discard(id(module))
 
-    def _legacy_plan(self, model: nn.Module, rules: ParamwiseRules, explain: bool) -> GroupPlan:
+    def _legacy_plan(
+        self,
+        model: nn.Module,
+        rules: ParamwiseRules,
+        explain: bool,
+        shapes: OriginalShapes | None = None,
+    ) -> GroupPlan:
         groups: list[dict[str, Any]] = []
-        walk = self._start_walk(groups, model, explain)
+        walk = self._start_walk(groups, model, explain, shapes)
         token = _ACTIVE_WALK.set(walk)
         try:
             self.add_params(groups, model)
@@ -263,9 +276,9 @@ class DefaultOptimizerConstructor:
             ValueError: the model has no parameters, or a shared parameter without
                 ``bypass_duplicate``.
         """
-        # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
-        shapes = root_shapes(_check_model(model))
-        model = unwrap_model(model)
+        given = _check_model(model)
+        model = unwrap_model(given)
+        shapes = OriginalShapes(model, given)
         resolved = self._current_rules()
         per_parameter = (
             bool(self.paramwise_cfg)
@@ -351,10 +364,9 @@ class DefaultOptimizerConstructor:
         _check_buildable(self.optimizer_cfg)
         if scheduler is not None and at is not None:
             resolve_steps(scheduler, at)  # a bad step fails before anything is planned
-        given = model
-        # Read before unwrapping: an FSDP1 root keeps the records of its own flat parameter.
-        shapes = root_shapes(_check_model(model))
-        model = unwrap_model(model)
+        given = _check_model(model)
+        model = unwrap_model(given)
+        shapes = OriginalShapes(model, given)
         resolved = self._current_rules()
         plan = self._plan(
             model, resolved.rules, explain=True, routed=resolved.routed, shapes=shapes
@@ -376,15 +388,13 @@ class DefaultOptimizerConstructor:
                 built = self._built_unfrozen(given)
             lr_at = lr_at_by_name(built, scheduler, at)
         cfg = self.optimizer_cfg
-        if shapes is None and any(is_fsdp_flattened(p.param) for p in plan.placements):
-            shapes = original_shapes(model)
         rows = []
         for placement in plan.placements:
             group = plan.groups[placement.group]
             rows.append(
                 ParamRow(
                     name=placement.name,
-                    shape=tuple((shapes or {}).get(id(placement.param), placement.param.shape)),
+                    shape=tuple(shapes.shape(placement.param)),
                     lr=_effective(group, cfg, info, "lr"),
                     weight_decay=_effective(group, cfg, info, "weight_decay"),
                     rule=placement.rule,

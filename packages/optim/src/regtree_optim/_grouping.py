@@ -36,7 +36,7 @@ from ._layer_decay import LayerScale
 from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._rules import ModuleFacts
-from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
+from ._sharding import FSDP_FLATTENED, OriginalShapes, flat_originals, is_flat_parameter
 from ._walk import walk_modules, walk_parameters
 from ._warnings import caller_level, warn_caller
 
@@ -303,8 +303,8 @@ class GroupPlanner:
         groups: The list to append new groups to; groups already in it (or appended by others
             between two :meth:`place_module` calls) hold earlier occurrences.
         root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
-        shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1); by
-            default read from ``root`` at the first parameter FSDP1 flattened.
+        shapes: The original shapes where sharding flattened a parameter (FSDP1); by
+            default ``root``'s.
         appended_by: The ``add_params`` override that appends groups of its own, for the
             warnings about rules and custom keys that select only their parameters; None for
             groups that were in ``groups`` already.
@@ -318,12 +318,12 @@ class GroupPlanner:
         explain: bool = False,
         groups: list[dict[str, Any]] | None = None,
         root: nn.Module | None = None,
-        shapes: Mapping[int, torch.Size] | None = None,
+        shapes: OriginalShapes | None = None,
         appended_by: str | None = None,
     ) -> None:
         self.rules = rules
         self.root = root
-        self._shapes = shapes
+        self._shapes = shapes if shapes is not None or root is None else OriginalShapes(root)
         self._appended_by = appended_by
         self.decider = ParamDecider(rules)
         composition = rules.composition
@@ -592,21 +592,11 @@ class GroupPlanner:
                 placements.append(_placement(full_name, param, decision, index))
 
     def _sharded_ndim(self, param: torch.Tensor) -> int | None:
-        """The original ``ndim`` of a parameter FSDP1 marked; None for a flat parameter.
-
-        FSDP1's records are read only once a parameter carries its mark, not by a second walk
-        of every module at every construction (torch.optim imports FSDP): that walk was 4 ms of
-        the 27 ms plan at 10,000 tensors.
-        """
-        shape = self._original_shapes().get(id(param))
+        """The original ``ndim`` of a parameter FSDP1 marked; None for a flat parameter."""
+        shape = None if self._shapes is None else self._shapes.recorded(param)
         if shape is not None:
             return len(shape)
         return None if is_flat_parameter(param) else param.ndim
-
-    def _original_shapes(self) -> Mapping[int, torch.Size]:
-        if self._shapes is None:
-            self._shapes = original_shapes(self.root) if self.root is not None else {}
-        return self._shapes
 
     def _flat_decision(
         self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
@@ -797,7 +787,7 @@ def plan_groups(
     *,
     explain: bool = False,
     merge_groups: bool | None = None,
-    shapes: Mapping[int, torch.Size] | None = None,
+    shapes: OriginalShapes | None = None,
 ) -> GroupPlan:
     """Walk ``root`` in model order and group its parameters by the paramwise rules.
 
@@ -812,9 +802,9 @@ def plan_groups(
         rules: The validated paramwise rules.
         explain: Also record each parameter's placement and rule.
         merge_groups: Overrides ``rules.merge_groups`` when given.
-        shapes: ``id(param) -> original shape`` of FSDP1's parameters, read from the wrapped
-            model (an FSDP1 root holds records its unwrapped ``root`` lacks); by default
-            ``root``'s.
+        shapes: The original shapes of FSDP1's parameters, read from the wrapped model where
+            FSDP1 wraps it at the top (that root holds records its unwrapped ``root`` lacks);
+            by default ``root``'s.
 
     Raises:
         ValueError: a shared parameter without ``bypass_duplicate``.
