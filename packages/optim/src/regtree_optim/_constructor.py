@@ -19,7 +19,7 @@ from regtree.naming import origin
 from ._compose import product
 from ._explain import Explanation, ParamRow
 from ._grouping import GroupPlan, GroupPlanner, Placement, plan_groups, single_group
-from ._module_kinds import module_children, module_kind, unwrap_model
+from ._module_kinds import unwrap_model
 from ._optimizer_types import OptimizerInfo, describe_optimizer
 from ._paramwise import (
     DEFAULT_PARAMWISE_KEYS,
@@ -33,7 +33,7 @@ from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
 from ._routed import RoutedRules, plan_routed, resolve_routed, routed_type
 from ._schedulers import lr_at_by_name, resolve_steps
 from ._sharding import OriginalShapes
-from ._walk import walk_parameters
+from ._walk import child_step, walk_parameters
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["DefaultOptimizerConstructor"]
@@ -219,14 +219,12 @@ class DefaultOptimizerConstructor:
         self, walk: _LegacyWalk, module: nn.Module, prefix: str, is_dcn_module: object
     ) -> None:
         walk.planner.place_module(module, prefix, bool(is_dcn_module))
-        children = module_children(module, walk.path)
-        if not children:
+        if not module._modules:
             return
-        is_dcn = module_kind(type(module)).is_dcn
+        # The walk's step (walk_modules takes the same one), with this module on the path.
         walk.path.add(id(module))
         try:
-            for child_name, child in children:
-                child_prefix = f"{prefix}.{child_name}" if prefix else child_name
+            for child_prefix, child, is_dcn, _ in child_step(module, prefix, walk.path):
                 self.add_params(walk.params, child, prefix=child_prefix, is_dcn_module=is_dcn)
         finally:
             walk.path.discard(id(module))
@@ -256,7 +254,7 @@ class DefaultOptimizerConstructor:
             if "param_names" not in group:
                 if first_names is None:
                     # The walk's names: no wrapper inside the model shows in them.
-                    first_names = {id(param): name for name, param in walk_parameters(model)}
+                    first_names = {id(param): name for name, _, _, param in walk_parameters(model)}
                 group["param_names"] = [
                     first_names.get(id(param), f"<unnamed {index}>") for param in group["params"]
                 ]

@@ -92,11 +92,20 @@ class GroupPlan:
     to_freeze: list[torch.Tensor] = field(default_factory=list)
 
 
+def custom_key_name(name: str, top_level: bool) -> str:
+    """The name a custom key is matched against: mmcv's ``f'{prefix}.{name}'``.
+
+    A parameter of the top module (prefix ``''``) keeps a leading dot there (``'.w'``), so a
+    key ``'.w'`` matches it where the rules' names (``'w'``, ``_walk.join_name``) would not.
+    """
+    return f".{name}" if top_level else name
+
+
 def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     """Put every parameter of ``model`` in one group, as ``model.parameters()`` orders them."""
     names: list[str] = []
     params: list[torch.Tensor] = []
-    for name, param in walk_parameters(model):
+    for name, _, _, param in walk_parameters(model):
         names.append(name)
         params.append(param)
     plan = GroupPlan(groups=[{"params": params, "param_names": names}])
@@ -145,9 +154,9 @@ class ParamDecider:
     def custom_columns(self, names: list[str], top_level: list[int]) -> list[list[bool]]:
         """One column per custom key (longest first): which of the full names contain it.
 
-        Keys are matched against ``f'{prefix}.{name}'``, so a top-level ``'w'`` (its position in
-        ``top_level``) is ``'.w'``. Each key is tested against all the names at once, with no
-        Python call per name.
+        Keys are matched against :func:`custom_key_name` (a top-level ``'w'``, its position in
+        ``top_level``, is ``'.w'``). Each key is tested against all the names at once, with no
+        Python call per name (only per top-level name).
         """
         if not self.rules.custom:
             return []
@@ -155,7 +164,7 @@ class ParamDecider:
         if top_level:
             match_names = list(names)
             for position in top_level:
-                match_names[position] = f".{names[position]}"
+                match_names[position] = custom_key_name(names[position], top_level=True)
         return [
             list(map(operator.contains, match_names, itertools.repeat(rule.key)))
             for rule in self.rules.custom
@@ -401,6 +410,7 @@ class GroupPlanner:
             for name, param in own.items():
                 if param is None:
                     continue
+                # _walk.join_name, inline: a call here was a call per parameter.
                 full_name = f"{prefix}.{name}" if prefix else name
                 param_id = id(param)
                 first = seen.get(param_id)
@@ -665,15 +675,11 @@ class GroupPlanner:
         ids = self._synced_ids
         if not ids:
             return []
-        found: list[PlacedElsewhere] = []
-        named: set[int] = set()
-        for prefix, module, _ in walk_modules(root):
-            for attr, param in module._parameters.items():
-                if param is not None and id(param) in ids and id(param) not in named:
-                    named.add(id(param))
-                    name = f"{prefix}.{attr}" if prefix else attr
-                    found.append(PlacedElsewhere(name, attr, module, param))
-        return found
+        return [
+            PlacedElsewhere(name, attr, module, param)
+            for name, attr, module, param in walk_parameters(root)
+            if id(param) in ids
+        ]
 
     def _sync(self, groups: list[dict[str, Any]]) -> None:
         # Groups someone else appended (an add_params override): their parameters came first.
@@ -758,15 +764,15 @@ def _warn_unmatched(
     remaining = [rule.key for rule in custom if rule.key not in decided_keys]
     if not remaining:
         return
-    # Names as the rules match them: f'{prefix}.{name}', so a top-level 'w' is '.w'.
-    match_names = [f".{name}" if name in top_level else name for name in names]
+    match_names = [custom_key_name(name, name in top_level) for name in names]
     for key in remaining:
         if any(key in match_name for match_name in match_names):
             continue
         elsewhere = [
             param.name
             for param in placed_elsewhere()
-            if key in (param.name if param.name != param.attr else f".{param.name}")
+            # A top-level parameter's name is its attribute name.
+            if key in custom_key_name(param.name, param.name == param.attr)
         ]
         if elsewhere:
             others = "the paramwise_cfg multipliers, rules or layer_decay"

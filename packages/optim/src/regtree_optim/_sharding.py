@@ -17,6 +17,8 @@ from typing import Any, Final
 import torch
 from torch import nn
 
+from ._walk import join_name
+
 __all__ = [
     "FSDP_FLATTENED",
     "FlatOriginal",
@@ -139,12 +141,11 @@ class FlatOriginal:
 
     def path_in(self, prefix: str) -> str:
         """Its module's path in the model, where ``prefix`` holds the flat parameter."""
-        return ".".join(part for part in (prefix, self.module_path) if part)
+        return join_name(prefix, self.module_path) if self.module_path else prefix
 
     def name_in(self, prefix: str) -> str:
         """Its name in the model, as the rules see it, where ``prefix`` holds the flat parameter."""
-        path = self.path_in(prefix)
-        return f"{path}.{self.name}" if path else self.name
+        return join_name(self.path_in(prefix), self.name)
 
 
 def is_flat_parameter(param: torch.Tensor) -> bool:
