@@ -46,10 +46,9 @@ def flat_parameters(model: nn.Module) -> Iterator[tuple[nn.Module, Any]]:
     fsdp = _fsdp1_type()
     if fsdp is None:
         return
-    # model.modules()'s order and its once-per-module rule, without its generator per level
-    # (with model.modules() this walk was a third of the constructor's own time on a
-    # 10,000-tensor model, when it ran at every construction; OriginalShapes now runs it only
-    # for a model holding a parameter FSDP1 flattened).
+    # model.modules()'s order and its once-per-module rule, without its generator per level:
+    # 2 ms against model.modules()'s 4.5 ms on the benchmark's 10,000-tensor model. It runs
+    # once per build or explain of a model holding a parameter FSDP1 flattened (OriginalShapes).
     seen: set[int] = set()
     stack = [model]
     while stack:
