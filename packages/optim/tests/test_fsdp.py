@@ -252,3 +252,41 @@ def test_model_hooks_of_a_block_under_nested_fsdp1_name_the_unwrapped_parameters
     wrapped = FullyShardedDataParallel(model, use_orig_params=True, device_id=torch.device("cpu"))
     rows = [(row.name, row.weight_decay, row.rule) for row in constructor.explain(wrapped)]
     assert rows == expected
+
+
+@pytest.mark.filterwarnings(_NO_SHARD_WARNING)
+@pytest.mark.usefixtures("process_group")
+def test_a_routed_optimizer_reads_nested_fsdp1_records_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    from regtree_optim import DefaultOptimizerConstructor, _sharding
+
+    cfg = {
+        "type": "RoutedOptimizer",
+        "optimizers": {
+            "adamw": {"type": "AdamW", "lr": 1e-3, "weight_decay": 0.1},
+            "sgd": {"type": "SGD", "lr": 0.1, "weight_decay": 0.01},
+        },
+        "default": "adamw",
+    }
+    constructor = DefaultOptimizerConstructor(
+        cfg, {"flat_decay_mult": 0.5, "rules": [{"match": "blocks.1.*", "optimizer": "sgd"}]}
+    )
+    model = _TimmBlocks()
+    expected = list(constructor.explain(model))
+    for index, block in enumerate(model.blocks):
+        model.blocks[index] = FullyShardedDataParallel(
+            block, use_orig_params=True, device_id=torch.device("cpu")
+        )
+    walked: list[torch.nn.Module] = []
+    real = _sharding.flat_parameters
+    monkeypatch.setattr(
+        _sharding, "flat_parameters", lambda model: walked.append(model) or real(model)
+    )
+    # Every sub-optimizer's plan, the shape check and the shape column share one read.
+    assert list(constructor.explain(model)) == expected
+    assert len(walked) == 1
+    constructor(model)
+    assert len(walked) == 2

@@ -148,6 +148,83 @@ def test_explain_rows_match_the_built_groups() -> None:
     assert rules["head.weight"] == "default"
 
 
+def test_explain_rows_carry_the_multipliers_applied() -> None:
+    from regtree_optim import DefaultOptimizerConstructor
+
+    cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    paramwise = cfg.pop("paramwise_cfg")
+    rows = {row.name: row for row in DefaultOptimizerConstructor(cfg, paramwise).explain(_model())}
+    # SPEC 3.3: each row's products, from the plan of the sub-optimizer it is routed to.
+    assert (rows["blocks.0.attn.weight"].lr_mult, rows["blocks.0.attn.weight"].decay_mult) == (2, 1)
+    assert (rows["blocks.0.attn.weight"].lr, rows["blocks.0.attn.weight"].optimizer) == (
+        MUON_LR * 2,
+        "muon",
+    )
+    assert (rows["blocks.0.norm.weight"].lr_mult, rows["blocks.0.norm.weight"].decay_mult) == (1, 0)
+    assert (rows["head.bias"].lr_mult, rows["head.bias"].decay_mult) == (1, 0)
+    assert (rows["head.weight"].lr_mult, rows["head.weight"].decay_mult) == (1, 1)
+
+
+# rules[2] freezes block 0; freeze_below freezes the embedding (layer 0, scale 0.125).
+FREEZING_LAYER_DECAY = {
+    "rate": 0.5,
+    "freeze_below": 0.2,
+    "depth": [[r"embed\.", 0], [r"blocks\.(\d+)\.", 1]],
+    "num_layers": 4,
+}
+FROZEN = {"embed.weight"} | {
+    f"blocks.0.{name}"
+    for name in ("norm.weight", "attn.weight", "attn.bias", "mlp.weight", "mlp.bias")
+}
+
+
+def test_freeze_rules_and_freeze_below_freeze_at_construction() -> None:
+    from regtree_optim import DefaultOptimizerConstructor
+
+    cfg = _cfg([*ROUTE_BLOCK_WEIGHTS, {"match": "blocks.0.*", "freeze": True}])
+    paramwise = {**cfg.pop("paramwise_cfg"), "layer_decay": FREEZING_LAYER_DECAY}
+    constructor = DefaultOptimizerConstructor(cfg, paramwise)
+    model = _model()
+    rows = {row.name: row for row in constructor.explain(model)}
+    assert rows["blocks.0.attn.weight"].rule == "frozen by rules[2] (freeze: true)"
+    assert rows["embed.weight"].rule.startswith("frozen by layer_decay[0/4]")
+    assert all(param.requires_grad for param in model.parameters())  # explain freezes nothing
+    optimizer = constructor(model)
+    assert {name for name, param in model.named_parameters() if not param.requires_grad} == FROZEN
+    # Frozen parameters stay in the optimizer, with the default sub-optimizer's defaults.
+    adamw_names = {n for g in optimizer.optimizers["adamw"].param_groups for n in g["param_names"]}
+    assert adamw_names >= FROZEN
+
+
+def test_a_failed_routed_build_freezes_nothing() -> None:
+    cfg = _cfg([{"match": "blocks.0.*", "freeze": True}])
+    cfg["paramwise_cfg"]["layer_decay"] = FREEZING_LAYER_DECAY
+    cfg["optimizers"]["adamw"]["betas"] = (2.0, 0.9)  # torch refuses it as it builds
+    model = _model()
+    with pytest.raises(ValueError, match=r"Invalid beta parameter"):
+        build_optimizer(model, cfg)
+    assert all(param.requires_grad for param in model.parameters())
+
+
+def test_a_model_without_fsdp1_parameters_is_not_walked_for_fsdp1_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("torch.distributed.fsdp")  # imports FSDP1's module, as FSDP2 users do
+    from regtree_optim import DefaultOptimizerConstructor, _sharding
+
+    walked: list[nn.Module] = []
+    real = _sharding.flat_parameters
+    monkeypatch.setattr(
+        _sharding, "flat_parameters", lambda model: walked.append(model) or real(model)
+    )
+    cfg = _cfg(ROUTE_BLOCK_WEIGHTS)
+    constructor = DefaultOptimizerConstructor(cfg, cfg.pop("paramwise_cfg"))
+    model = _model()
+    constructor(model)
+    constructor.explain(model)
+    assert walked == []
+
+
 def test_state_dict_round_trip() -> None:
     model = _model()
     optimizer = build_optimizer(model, _cfg(ROUTE_BLOCK_WEIGHTS))
@@ -338,6 +415,19 @@ def test_bad_routes_and_configs_name_the_problem() -> None:
             [{"params": [param], "optimizer": "a"}, {"params": [param]}],
             optimizers={"a": {"type": "SGD", "lr": 0.1}, "b": {"type": "SGD", "lr": 0.1}},
             default="b",
+        )
+
+
+def test_a_route_under_another_optimizer_says_it_has_none_to_route_to() -> None:
+    from regtree_optim import DefaultOptimizerConstructor
+
+    # An optimizers key does not make an SGD config a RoutedOptimizer one.
+    with pytest.raises(
+        ValueError, match=r"\['rules'\]\[0\] routes .*:SGD has no optimizers to route"
+    ):
+        DefaultOptimizerConstructor(
+            {"type": "SGD", "lr": 0.1, "optimizers": {"a": {}}},
+            {"rules": [{"match": "*", "optimizer": "a"}]},
         )
 
 

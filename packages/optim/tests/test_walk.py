@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -68,6 +69,31 @@ def test_a_cycle_in_the_module_graph_is_walked_once(bypass_duplicate: bool) -> N
     assert _names(optimizer) == ["0.weight", "0.bias", "inner.0.weight", "inner.0.bias"]
     explained = DefaultOptimizerConstructor(SGD, paramwise).explain(model)
     assert [row.name for row in explained] == _names(optimizer)
+
+
+class _AddParamsOverride(DefaultOptimizerConstructor):
+    """An mmcv-era constructor: its add_params override makes the walk go through add_params."""
+
+    def add_params(
+        self,
+        params: list[dict[str, Any]],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        super().add_params(params, module, prefix, is_dcn_module)
+
+
+def test_an_add_params_walk_cuts_a_module_holding_itself_as_the_walk_does() -> None:
+    # The same step as walk_modules: the module is on the path before its children are listed.
+    model = nn.Sequential(nn.Linear(2, 2))
+    model.add_module("loop", model)
+    paramwise = {"bias_lr_mult": 2.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        walked = _names(build_optimizer(model, {**SGD, "paramwise_cfg": paramwise}))
+        overridden = _names(_AddParamsOverride(SGD, paramwise)(model))
+    assert overridden == walked == ["0.weight", "0.bias"]
 
 
 def test_children_come_in_named_children_order_under_their_first_name() -> None:

@@ -3,9 +3,11 @@
 In columns: :class:`GroupPlanner` walks the model (:func:`walk_modules`) and lists each new
 parameter with its name and its module's *owner* (what the module's kind decides); everything
 that depends on a full name is then computed for all the names at once, each test mapped over
-the whole list (custom keys here, ``rules``, layer decay and model hooks in ``_compose``); a
-parameter's *key* is the tuple of all its decision depends on, and :class:`ParamDecider` (SPEC
-3.2) with ``RuleStage`` (3.3) decide each distinct key once. :class:`GroupCollector` files the
+the whole list (custom keys in :meth:`ParamDecider.custom_columns`, the ``rules``' name tests in
+``RuleSelector.name_columns``, layer decay in ``LayerDepths.scales``, the model hooks in
+``NoDecayHooks.reasons``, each reached through ``_compose.RuleStage``); a parameter's *key* is
+the tuple of all its decision depends on, and :class:`ParamDecider` (SPEC 3.2) with
+``RuleStage`` (3.3) decide each distinct key once. :class:`GroupCollector` files the
 parameters into groups; :func:`plan_groups` is the whole walk.
 """
 
@@ -36,7 +38,7 @@ from ._layer_decay import LayerScale
 from ._module_kinds import is_depthwise, module_kind
 from ._paramwise import CustomRule, Decision, ParamFacts, ParamwiseRules
 from ._rules import ModuleFacts
-from ._sharding import FSDP_FLATTENED, flat_originals, is_flat_parameter, original_shapes
+from ._sharding import FSDP_FLATTENED, OriginalShapes, flat_originals, is_flat_parameter
 from ._walk import walk_modules, walk_parameters
 from ._warnings import caller_level, warn_caller
 
@@ -55,7 +57,10 @@ _FROZEN_RULE = "frozen (optimizer defaults)"
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """Where one parameter went and why (kept only when explaining).
+    """Where one parameter went and why.
+
+    Recorded where something reads it: explain, a ``merge_groups=False`` build (its merged
+    groups are split by the placements) and every RoutedOptimizer plan (routed by them).
 
     Attributes:
         name: The parameter's name in the unwrapped model.
@@ -82,7 +87,8 @@ class GroupPlan:
 
     Attributes:
         groups: Dicts with ``params``, ``param_names`` and the group's settings.
-        placements: One entry per parameter in model order, or None when not explaining.
+        placements: One entry per parameter in model order, or None where the plan was made
+            without them (a build of merged groups; see :class:`Placement`).
         to_freeze: Parameters that ``freeze`` or ``freeze_below`` froze (SPEC 3.3); the
             constructor sets their ``requires_grad=False`` when it builds the optimizer.
     """
@@ -92,11 +98,20 @@ class GroupPlan:
     to_freeze: list[torch.Tensor] = field(default_factory=list)
 
 
+def custom_key_name(name: str, top_level: bool) -> str:
+    """The name a custom key is matched against: mmcv's ``f'{prefix}.{name}'``.
+
+    A parameter of the top module (prefix ``''``) keeps a leading dot there (``'.w'``), so a
+    key ``'.w'`` matches it where the rules' names (``'w'``, ``_walk.join_name``) would not.
+    """
+    return f".{name}" if top_level else name
+
+
 def single_group(model: nn.Module, explain: bool) -> GroupPlan:
     """Put every parameter of ``model`` in one group, as ``model.parameters()`` orders them."""
     names: list[str] = []
     params: list[torch.Tensor] = []
-    for name, param in walk_parameters(model):
+    for name, _, _, param in walk_parameters(model):
         names.append(name)
         params.append(param)
     plan = GroupPlan(groups=[{"params": params, "param_names": names}])
@@ -145,9 +160,9 @@ class ParamDecider:
     def custom_columns(self, names: list[str], top_level: list[int]) -> list[list[bool]]:
         """One column per custom key (longest first): which of the full names contain it.
 
-        Keys are matched against ``f'{prefix}.{name}'``, so a top-level ``'w'`` (its position in
-        ``top_level``) is ``'.w'``. Each key is tested against all the names at once, with no
-        Python call per name.
+        Keys are matched against :func:`custom_key_name` (a top-level ``'w'``, its position in
+        ``top_level``, is ``'.w'``). Each key is tested against all the names at once, with no
+        Python call per name (only per top-level name).
         """
         if not self.rules.custom:
             return []
@@ -155,7 +170,7 @@ class ParamDecider:
         if top_level:
             match_names = list(names)
             for position in top_level:
-                match_names[position] = f".{names[position]}"
+                match_names[position] = custom_key_name(names[position], top_level=True)
         return [
             list(map(operator.contains, match_names, itertools.repeat(rule.key)))
             for rule in self.rules.custom
@@ -303,8 +318,8 @@ class GroupPlanner:
         groups: The list to append new groups to; groups already in it (or appended by others
             between two :meth:`place_module` calls) hold earlier occurrences.
         root: The model walked; SPEC 3.3's rules, layer decay and hooks need it.
-        shapes: ``id(param) -> original shape`` where sharding flattened it (FSDP1); by
-            default read from ``root`` at the first parameter FSDP1 flattened.
+        shapes: The original shapes where sharding flattened a parameter (FSDP1); by
+            default ``root``'s.
         appended_by: The ``add_params`` override that appends groups of its own, for the
             warnings about rules and custom keys that select only their parameters; None for
             groups that were in ``groups`` already.
@@ -318,12 +333,12 @@ class GroupPlanner:
         explain: bool = False,
         groups: list[dict[str, Any]] | None = None,
         root: nn.Module | None = None,
-        shapes: Mapping[int, torch.Size] | None = None,
+        shapes: OriginalShapes | None = None,
         appended_by: str | None = None,
     ) -> None:
         self.rules = rules
         self.root = root
-        self._shapes = shapes
+        self._shapes = shapes if shapes is not None or root is None else OriginalShapes(root)
         self._appended_by = appended_by
         self.decider = ParamDecider(rules)
         composition = rules.composition
@@ -384,8 +399,9 @@ class GroupPlanner:
     def _batches(self, modules: Iterable[tuple[str, nn.Module, bool]]) -> Iterator[_Batch]:
         # The walk: each new parameter with its module's owner; duplicates are skipped here.
         # An FSDP1 flat parameter ends the batch and comes in one of its own, decided by the
-        # parameters it holds. The whole walk runs in this one frame: at 10,000 tensors a call
-        # per module (and its set-up of locals) was 4 ms of the 21 ms plan.
+        # parameters it holds. The whole walk runs in this one frame: a call per module (and
+        # its set-up of locals) cost 0.4-0.8 ms more of the 25 ms plan of the benchmark's
+        # five-rules row at 10,000 tensors (blocks_model, median of paired runs).
         seen = self._seen
         owner_of_type = self._owner_of_type
         batch = _Batch()
@@ -401,6 +417,7 @@ class GroupPlanner:
             for name, param in own.items():
                 if param is None:
                     continue
+                # _walk.join_name, inline: a call here was a call per parameter.
                 full_name = f"{prefix}.{name}" if prefix else name
                 param_id = id(param)
                 first = seen.get(param_id)
@@ -592,21 +609,11 @@ class GroupPlanner:
                 placements.append(_placement(full_name, param, decision, index))
 
     def _sharded_ndim(self, param: torch.Tensor) -> int | None:
-        """The original ``ndim`` of a parameter FSDP1 marked; None for a flat parameter.
-
-        FSDP1's records are read only once a parameter carries its mark, not by a second walk
-        of every module at every construction (torch.optim imports FSDP): that walk was 4 ms of
-        the 27 ms plan at 10,000 tensors.
-        """
-        shape = self._original_shapes().get(id(param))
+        """The original ``ndim`` of a parameter FSDP1 marked; None for a flat parameter."""
+        shape = None if self._shapes is None else self._shapes.recorded(param)
         if shape is not None:
             return len(shape)
         return None if is_flat_parameter(param) else param.ndim
-
-    def _original_shapes(self) -> Mapping[int, torch.Size]:
-        if self._shapes is None:
-            self._shapes = original_shapes(self.root) if self.root is not None else {}
-        return self._shapes
 
     def _flat_decision(
         self, module: nn.Module, prefix: str, flat_name: str, flat: torch.Tensor
@@ -675,15 +682,11 @@ class GroupPlanner:
         ids = self._synced_ids
         if not ids:
             return []
-        found: list[PlacedElsewhere] = []
-        named: set[int] = set()
-        for prefix, module, _ in walk_modules(root):
-            for attr, param in module._parameters.items():
-                if param is not None and id(param) in ids and id(param) not in named:
-                    named.add(id(param))
-                    name = f"{prefix}.{attr}" if prefix else attr
-                    found.append(PlacedElsewhere(name, attr, module, param))
-        return found
+        return [
+            PlacedElsewhere(name, attr, module, param)
+            for name, attr, module, param in walk_parameters(root)
+            if id(param) in ids
+        ]
 
     def _sync(self, groups: list[dict[str, Any]]) -> None:
         # Groups someone else appended (an add_params override): their parameters came first.
@@ -768,15 +771,15 @@ def _warn_unmatched(
     remaining = [rule.key for rule in custom if rule.key not in decided_keys]
     if not remaining:
         return
-    # Names as the rules match them: f'{prefix}.{name}', so a top-level 'w' is '.w'.
-    match_names = [f".{name}" if name in top_level else name for name in names]
+    match_names = [custom_key_name(name, name in top_level) for name in names]
     for key in remaining:
         if any(key in match_name for match_name in match_names):
             continue
         elsewhere = [
             param.name
             for param in placed_elsewhere()
-            if key in (param.name if param.name != param.attr else f".{param.name}")
+            # A top-level parameter's name is its attribute name.
+            if key in custom_key_name(param.name, param.name == param.attr)
         ]
         if elsewhere:
             others = "the paramwise_cfg multipliers, rules or layer_decay"
@@ -797,7 +800,7 @@ def plan_groups(
     *,
     explain: bool = False,
     merge_groups: bool | None = None,
-    shapes: Mapping[int, torch.Size] | None = None,
+    shapes: OriginalShapes | None = None,
 ) -> GroupPlan:
     """Walk ``root`` in model order and group its parameters by the paramwise rules.
 
@@ -812,9 +815,9 @@ def plan_groups(
         rules: The validated paramwise rules.
         explain: Also record each parameter's placement and rule.
         merge_groups: Overrides ``rules.merge_groups`` when given.
-        shapes: ``id(param) -> original shape`` of FSDP1's parameters, read from the wrapped
-            model (an FSDP1 root holds records its unwrapped ``root`` lacks); by default
-            ``root``'s.
+        shapes: The original shapes of FSDP1's parameters, read from the wrapped model where
+            FSDP1 wraps it at the top (that root holds records its unwrapped ``root`` lacks);
+            by default ``root``'s.
 
     Raises:
         ValueError: a shared parameter without ``bypass_duplicate``.

@@ -405,7 +405,7 @@ def _rule_names(model: nn.Module) -> Iterator[str]:
     checkpointing) hides a block from the matcher; an FSDP1 flat parameter
     (``use_orig_params=False``) stands for the originals it holds, by their names.
     """
-    for name, param in walk_parameters(model):
+    for name, _, _, param in walk_parameters(model):
         if is_flat_parameter(param):
             prefix = name.rpartition(".")[0]
             yield from (original.name_in(prefix) for original in flat_originals(param))

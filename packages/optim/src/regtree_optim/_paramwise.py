@@ -541,8 +541,9 @@ def resolve_rules(
         strict: Reject undeclared keys (True) or warn once per key and pass them on (False).
         optimizer: What the optimizer accepts: its options, their defaults and annotations.
         warned: Undeclared keys already warned about; a key warns once per set.
-        routes: The sub-optimizers a rule may route to; by default ``optimizer_cfg``'s
-            ``optimizers`` (a RoutedOptimizer config), else none.
+        routes: The sub-optimizers a rule's ``optimizer`` may name (SPEC 3.6): a
+            RoutedOptimizer's ``optimizers``, as ``resolve_routed`` passes them; None for any
+            other optimizer, whatever keys its config holds.
 
     Raises:
         TypeError: a value that must be a mapping, number or bool is not one, or an option does
@@ -586,13 +587,6 @@ def resolve_rules(
             base_lr=base_lr,
             base_wd=base_wd,
             optimizer=optimizer,
-            # RoutedOptimizer's sub-optimizers (SPEC 3.6), what a rule's optimizer= may name.
-            routes=(
-                routes
-                if routes is not None
-                else list(optimizer_cfg["optimizers"])
-                if isinstance(optimizer_cfg.get("optimizers"), Mapping)
-                else None
-            ),
+            routes=routes,
         ),
     )

@@ -687,13 +687,17 @@ def _routes(
 
 
 def _gather(routed: RoutedRules, plans: Mapping[str, GroupPlan], routes: list[str]) -> GroupPlan:
-    # Each parameter takes its placement from its route's plan; the groups come in the order
-    # of optimizers, each completed with its sub-optimizer's bases and name.
+    # Each parameter takes its placement (its rule and products) and its freeze from its
+    # route's plan; the groups come in the order of optimizers, each completed with its
+    # sub-optimizer's bases and name. What is frozen is listed in model order, as a plain plan
+    # lists it.
     groups: list[dict[str, Any]] = []
     placements: list[Placement | None] = [None] * len(routes)
+    freezes: list[torch.Tensor | None] = [None] * len(routes)
     for name in routed.rules:
         sub_placements = plans[name].placements
         assert sub_placements is not None  # planned with placements
+        frozen = {id(param) for param in plans[name].to_freeze}
         index_of: dict[int, int] = {}
         for position, route in enumerate(routes):
             if route != name:
@@ -715,8 +719,14 @@ def _gather(routed: RoutedRules, plans: Mapping[str, GroupPlan], routes: list[st
                 )
             groups[index]["params"].append(placement.param)
             groups[index]["param_names"].append(placement.name)
-            placements[position] = Placement(placement.name, placement.param, placement.rule, index)
-    return GroupPlan(groups=groups, placements=[p for p in placements if p is not None])
+            placements[position] = dataclasses.replace(placement, group=index)
+            if id(placement.param) in frozen:
+                freezes[position] = placement.param
+    return GroupPlan(
+        groups=groups,
+        placements=[p for p in placements if p is not None],
+        to_freeze=[param for param in freezes if param is not None],
+    )
 
 
 def _routing_rule(applied: str, route: str, routing_labels: Mapping[str, str]) -> str:
