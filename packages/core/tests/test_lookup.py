@@ -246,17 +246,21 @@ def test_a_failed_location_takes_back_what_it_registered_of_other_modules(
     # A partial of another module's function and an instance of another module's class are
     # the failed module's by who registered them: a retry meets the real error, not a clash.
     # What a helper it imported registered stays: the helper is still imported.
+    # So is what it registers through a helper's function (a wrapper of register_module).
     _write_location(
         module_dir,
         "loc_foreign_helper",
         "import functools\n"
-        "registry.register_module(name='helped', module=functools.partial(max, 0))\n",
+        "registry.register_module(name='helped', module=functools.partial(max, 0))\n"
+        "def register(name, obj):\n"
+        "    return registry.register_module(name=name, module=obj)\n",
     )
     body = (
         "import functools, operator\n"
         "import loc_foreign_helper\n"
         "registry.register_module(name='ConvNoBias', module=functools.partial(min, 0))\n"
         "registry.register_module(name='first', module=operator.itemgetter(0))\n"
+        "loc_foreign_helper.register('wrapped', functools.partial(abs))\n"
         "raise RuntimeError('the real error')\n"
     )
     _write_location(module_dir, "loc_foreign", body)

@@ -721,9 +721,12 @@ _JOURNALS_LOCK = threading.Lock()
 
 def _note_registration(registry: Registry[Any], names: tuple[str, ...], module: object) -> None:
     """Record a registration in every journal of an import in progress (see _watch_import)."""
+    # The module whose body is running the registration, directly or through the functions
+    # and decorators it calls (the innermost module frame): a helper module it imports is its
+    # own registrant, and no wrapper in between (a decorator, a test tool) is taken for one.
     frame: FrameType | None = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__") == __name__:
-        frame = frame.f_back  # register_module, a decorator: regtree's own frames
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
     by = None if frame is None else frame.f_globals.get("__name__")
     for journal in tuple(_JOURNALS.values()):
         journal.extend((registry, name, module, by) for name in names)
