@@ -32,6 +32,7 @@ __all__ = [
     "SCHEDULERS",
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
+    "PhasedLR",
     "Schedule",
     "build_scheduler",
     "lr_at_by_name",
@@ -291,6 +292,57 @@ def register_torch_schedulers(registry: Registry[Any]) -> list[str]:
 register_torch_schedulers(SCHEDULERS)
 
 
+class PhasedLR(torch_schedulers.SequentialLR):
+    """torch's ``SequentialLR`` that stops updating at the step where the last phase ends.
+
+    ``build_scheduler`` builds a list of phases into one. As mmengine's ``_ParamScheduler``
+    updates only while ``begin <= step < end``, a phase sets the lr at its steps ``begin`` to
+    ``end - 1``; after the last phase's ``end - 1`` it sets nothing more, so the lr (and the
+    momentum a cyclic scheduler sets) hold what step ``end - 1`` gave them, where torch's
+    scheduler would go on (a cosine back up to the initial lr; ``OneCycleLR`` raises past its
+    ``total_steps``). Its milestones are the phases' begins, as a ``SequentialLR``'s; ``end``
+    is kept in its ``state_dict``.
+
+    Args:
+        optimizer: The optimizer.
+        schedulers: One scheduler per phase.
+        milestones: The step at which each phase after the first begins.
+        last_epoch: torch's resume index.
+        end: The step from which nothing is updated; None: every step updates, as torch's.
+
+    Raises:
+        TypeError: ``end`` is not an int.
+        ValueError: ``end`` is not after the last milestone (the last phase would not run).
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: list[LRScheduler],
+        milestones: list[int],
+        last_epoch: int = -1,
+        *,
+        end: int | None = None,
+    ) -> None:
+        if end is not None:
+            if isinstance(end, bool) or not isinstance(end, int):
+                raise TypeError(f"PhasedLR end must be a step number (an int), got {end!r}")
+            last_begin = milestones[-1] if milestones else 0
+            if end <= last_begin:
+                raise ValueError(
+                    f"PhasedLR end must be after the last phase's begin ({last_begin}), got {end}"
+                )
+        self.end = end
+        super().__init__(optimizer, schedulers, milestones, last_epoch)
+
+    def step(self) -> None:  # type: ignore[override]  # torch's SequentialLR.step takes no epoch
+        """Step the phase of the next step; from ``end`` on, only count the step."""
+        if self.end is not None and self.last_epoch + 1 >= self.end:
+            self.last_epoch += 1
+            return
+        super().step()
+
+
 # -- configs -----------------------------------------------------------------------------------
 
 
@@ -528,8 +580,10 @@ def build_scheduler(
     ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler`` are configs built for the same
     optimizer first. A list of mappings is a schedule in phases (mmengine's ``param_scheduler``
     style), built as a ``SequentialLR`` whose milestones are the phases' begins (one phase: that
-    scheduler itself); ``begin`` and ``end`` are never passed to a scheduler. The caller's config
-    is not changed.
+    scheduler itself); ``begin`` and ``end`` are never passed to a scheduler. Where the last phase
+    has an ``end``, the ``SequentialLR`` is a :class:`PhasedLR`, which updates nothing from that
+    step on, as mmengine's schedulers stop at ``end``: the lr holds the value of step
+    ``end - 1``. The caller's config is not changed.
 
     Args:
         optimizer: The optimizer whose lr the scheduler sets.
@@ -577,9 +631,7 @@ def build_scheduler(
         ]
         if len(schedulers) == 1:
             return schedulers[0]
-        return torch_schedulers.SequentialLR(
-            optimizer, schedulers=schedulers, milestones=list(schedule.begins[1:])
-        )
+        return PhasedLR(optimizer, schedulers, list(schedule.begins[1:]), end=schedule.end)
     except Exception:
         for group, settings in zip(optimizer.param_groups, before, strict=True):
             group.clear()
