@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -165,9 +166,10 @@ def test_a_config_build_scheduler_refuses_has_the_problem_it_refuses_it_for(
     [
         {"type": "CosineAnnealingLR"},
         [PHASES[0], {**PHASES[1], "begin": 20}],
+        [{**PHASES[0], "by_epoch": False}, PHASES[1]],
         [{"type": "ConstantLR"}, {"type": "ExponentialLR", "gamma": 0.9}],
     ],
-    ids=["no-length", "gap", "unknown-handover"],
+    ids=["no-length", "gap", "by_epoch", "unknown-handover"],
 )
 def test_a_problem_of_reading_the_config_is_the_build_s_own_error(cfg: Any) -> None:
     # One reading of a config, for both: validate reports what build_scheduler raises.
@@ -187,6 +189,65 @@ def test_a_value_that_is_no_config_is_the_registry_s_type_error() -> None:
         SCHEDULERS.validate("CosineAnnealingLR")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        (
+            "by_epoch",
+            True,
+            r"phases count steps \(calls of scheduler\.step\(\)\), so drop by_epoch",
+        ),
+        ("by_epoch", False, r"give begin and end in steps"),
+        ("convert_to_iter_based", True, r"phases count steps already, so drop it"),
+        ("verbose", False, r"switch to print every update, which this scheduler does not take"),
+    ],
+)
+@pytest.mark.parametrize("phased", [True, False], ids=["phase", "mapping"])
+def test_mmengine_s_keys_say_what_they_are_and_what_to_do(
+    key: str, value: bool, says: str, phased: bool
+) -> None:
+    # torch's closest keyword to by_epoch is last_epoch, its resume index: a wrong hint.
+    phase = {**PHASES[1], key: value}
+    cfg: Any = [PHASES[0], phase] if phased else phase
+    where = r"phase 1 \(CosineAnnealingLR\)" if phased else r"the scheduler config"
+    optimizer = _optimizer()
+    before = [dict(group) for group in optimizer.param_groups]
+    with pytest.raises(TypeError, match=rf"^{where}.*: {key}={value!r} is mmengine's") as caught:
+        build_scheduler(optimizer, cfg)
+    assert [dict(group) for group in optimizer.param_groups] == before
+    assert "last_epoch" not in str(caught.value)
+    [problem] = SCHEDULERS.validate(cfg)
+    assert (problem.path, problem.kind) == (f"[1].{key}" if phased else key, "unknown-keyword")
+    assert problem.message == str(caught.value)
+    assert problem.suggestions == ()
+    assert re.search(says, problem.message)
+
+
+def test_by_epoch_is_reported_before_the_epoch_counted_bounds_it_explains() -> None:
+    # mmdetection's 1x schedule: the warm-up counts iterations, the decay epochs; read as steps
+    # the phases overlap, which by_epoch explains.
+    cfg = [
+        {"type": "LinearLR", "start_factor": 0.001, "by_epoch": False, "begin": 0, "end": 500},
+        {"type": "MultiStepLR", "by_epoch": True, "begin": 0, "end": 12, "milestones": [8, 11]},
+    ]
+    with pytest.raises(TypeError, match=r"^phase 0 \(LinearLR\): by_epoch=False is mmengine's"):
+        build_scheduler(_optimizer(), cfg)
+    [problem] = SCHEDULERS.validate(cfg)
+    assert problem.path == "[0].by_epoch"
+
+
+def test_an_mmengine_key_a_scheduler_takes_is_its_own() -> None:
+    # Only where torch's scheduler lacks the keyword: a scheduler that takes verbose gets it.
+    class Verbose(torch.optim.lr_scheduler.ExponentialLR):
+        def __init__(self, optimizer: Any, gamma: float, verbose: bool = False) -> None:
+            self.verbose = verbose
+            super().__init__(optimizer, gamma)
+
+    cfg = [PHASES[0], {"type": Verbose, "gamma": 0.9, "verbose": True}]
+    assert SCHEDULERS.validate(cfg) == []
+    assert build_scheduler(_optimizer(), cfg)._schedulers[1].verbose is True
+
+
 def test_regtree_validate_reads_a_scheduler_section(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -201,4 +262,8 @@ def test_regtree_validate_reads_a_scheduler_section(
     assert main([*argv, "--set", "+scheduler[1].begin=20"]) == 1
     out = capsys.readouterr().out
     assert "scheduler[1].begin: the phases of the schedule must be contiguous" in out
+    assert "[scheduler]: 1 problem" in out
+    assert main([*argv, "--set", "+scheduler[0].by_epoch=false"]) == 1
+    out = capsys.readouterr().out
+    assert "scheduler[0].by_epoch: phase 0 (LinearLR): by_epoch=False is mmengine's" in out
     assert "[scheduler]: 1 problem" in out

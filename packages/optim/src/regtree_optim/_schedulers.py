@@ -53,7 +53,7 @@ class SchedulerRegistry(Registry[Any]):
         ``build_scheduler`` reads it: ``begin`` and ``end`` are popped, lengths (``T_max``,
         ``total_iters``) default to ``end - begin``, and no config gives ``optimizer``. A
         problem of that reading (phases that are not contiguous, a length that neither the
-        phase nor an ``end`` gives) is the one problem reported, as
+        phase nor an ``end`` gives, mmengine's ``by_epoch``) is the one problem reported, as
         the build stops there too; otherwise each phase is checked as any config
         (``regtree.config``), and each config a ``SequentialLR`` or ``ChainedScheduler`` nests
         is read on its own, as the build builds it.
@@ -462,13 +462,18 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
 
     Raises:
         TypeError: the config is neither a mapping nor a list of mappings, a bound is not an
-            int, or a scheduler that needs a length (``T_max``) has neither it nor an ``end``.
+            int, a scheduler that needs a length (``T_max``) has neither it nor an ``end``, or
+            a phase gives one of mmengine's keys that its scheduler does not take
+            (``by_epoch``, ``convert_to_iter_based``, ``verbose``).
         ValueError: an empty list, phases that are not contiguous (naming both), a phase that
             ends where it begins or earlier, or a schedule that does not begin at step 0.
     """
     items = _phase_list(cfg)
     names = _phase_names(cfg, items)
     paths = _phase_paths(cfg, len(items))
+    # First: an epoch-based mmengine phase explains what its begin and end would seem to get wrong.
+    for name, at, item in zip(names, paths, items, strict=True):
+        _check_mmengine_keys(name, at, item)
     given = [
         (_bound(name, at, item, "begin"), _bound(name, at, item, "end"))
         for name, at, item in zip(names, paths, items, strict=True)
@@ -536,6 +541,50 @@ def _default_length(
         (*at, length_key),
         "missing-keyword",
     )
+
+
+# Keys of mmengine's param_scheduler configs that torch's schedulers do not take, and what they
+# are: the closest keyword torch's take would be a wrong hint (by_epoch is not last_epoch, which
+# is torch's resume index).
+_MMENGINE_KEYS: Final[dict[str, str]] = {
+    "by_epoch": (
+        "mmengine's choice of counting begin and end in epochs (True, its default) or in "
+        "iterations; here phases count steps (calls of scheduler.step()), so drop by_epoch and "
+        "give begin and end in steps (for epochs: times the iterations per epoch, with "
+        "scheduler.step() called every iteration)"
+    ),
+    "convert_to_iter_based": (
+        "mmengine's conversion of an epoch-based phase to iterations (its begin, end and length "
+        "times the iterations per epoch); here phases count steps already, so drop it and give "
+        "begin, end and lengths in steps"
+    ),
+    "verbose": (
+        "mmengine's (and older torch's) switch to print every update, which this scheduler does "
+        "not take; drop it"
+    ),
+}
+
+
+def _check_mmengine_keys(where: str, at: tuple[int, ...], phase: Mapping[str, Any]) -> None:
+    """Refuse an mmengine key (``by_epoch``) the phase's scheduler does not take, saying why."""
+    found = _scheduler_class(phase)
+    if found is None:
+        return  # an unknown type: the build says so
+    try:
+        parameters = inspect.signature(found).parameters
+    except (TypeError, ValueError):  # a class without a signature to read: torch's call decides
+        return
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+        return
+    for key, what in _MMENGINE_KEYS.items():
+        if key in phase and key not in parameters:
+            # A TypeError, as torch's own for a keyword it does not take.
+            raise _refusal(
+                TypeError,
+                f"{where}: {key}={phase[key]!r} is {what}",
+                (*at, key),
+                "unknown-keyword",
+            )
 
 
 def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
@@ -746,8 +795,10 @@ def build_scheduler(
             ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler``, that is not one); a
             ``begin`` or ``end`` that is not an int; an option that does not fit its
             scheduler's annotation (``gamma='0.9'``; naming the key, the value and its type),
-            nested schedulers' included; an ``eta_min_ratio`` that is not a number; or a
-            scheduler without a length it needs (``T_max``; torch's own for ``step_size``).
+            nested schedulers' included; an ``eta_min_ratio`` that is not a number; a
+            scheduler without a length it needs (``T_max``; torch's own for ``step_size``); or
+            one of mmengine's keys that the scheduler does not take (``by_epoch``,
+            ``convert_to_iter_based``, ``verbose``), saying what it is and what to give instead.
         ValueError: an empty list; a config or phase without ``type``; a negative ``begin`` or
             ``end``; phases that are not contiguous, or whose handover neither gives; a phase
             that ends where it begins or earlier; a schedule that does not begin at step 0;
