@@ -93,6 +93,26 @@ def test_explain_agrees_with_build_optimizer(
     assert report["summary"]["parameters"] == len(params)
 
 
+def test_json_rows_carry_the_multipliers_explain_s_rows_carry(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # SPEC 3.3: explain rows carry lr_mult and decay_mult; the JSON rows are those rows.
+    path = write(tmp_path, "cfg.toml", CONFIG)
+    status, out, _ = explain(capsys, "explain", str(path), "--json")
+    rows = {row["name"]: row for row in json.loads(out)["parameters"]}
+    cfg = load_config(path)
+    model = make_models().build(cfg["model"])
+    expected = DefaultOptimizerConstructor(
+        {k: v for k, v in cfg["optimizer"].items() if k != "paramwise_cfg"},
+        cfg["optimizer"]["paramwise_cfg"],
+    ).explain(model)
+    assert status == 0
+    for want in expected:
+        row = rows[want.name]
+        assert (row["lr_mult"], row["decay_mult"]) == (want.lr_mult, want.decay_mult), want.name
+    assert (rows["conv.bias"]["lr_mult"], rows["bn.weight"]["decay_mult"]) == (2.0, 0.0)
+
+
 def test_explain_prints_the_table_then_a_summary(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

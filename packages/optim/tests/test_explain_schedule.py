@@ -64,6 +64,19 @@ def test_negative_steps_count_back_from_the_schedule_s_end() -> None:
     assert list(rows[0].lr_at) == [-1, -600, 599, 0]  # as given
 
 
+def test_steps_past_the_end_show_the_lr_held_from_step_end_minus_1() -> None:
+    # The schedule stops updating at its end (as mmengine's); explain steps the real scheduler,
+    # so its columns and the real optimizer agree there too, and -1 is the lr that holds.
+    model = _model()
+    at = [-1, 599, 600, 601, 1000]
+    rows = _constructor().explain(model, scheduler=SCHEDULE, at=at)
+    for step in at[1:]:
+        expected = _real_lrs_after(_model(), step)
+        assert {row.name: row.lr_at[step] for row in rows} == expected, step
+    for row in rows:
+        assert row.lr_at[1000] == row.lr_at[600] == row.lr_at[599] == row.lr_at[-1]
+
+
 def test_explain_trains_nothing() -> None:
     model = _model()
     before = {name: param.detach().clone() for name, param in model.named_parameters()}

@@ -106,7 +106,9 @@ def test_phases_equal_the_sequential_schedule_built_by_hand_at_every_step() -> N
         cosine = lr_scheduler.CosineAnnealingLR(optimizer, T_max=900, eta_min=1e-5)
         return lr_scheduler.SequentialLR(optimizer, [warmup, cosine], milestones=[100])
 
-    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand)
+    # The schedule's steps, 0 to end - 1; from end on torch's SequentialLR goes on, ours holds
+    # (see test_from_the_last_end_on_the_lr_holds_the_value_of_step_end_minus_1).
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand, STEPS - 1)
 
 
 def test_three_phases_with_begins_given_and_lengths_defaulted() -> None:
@@ -122,7 +124,103 @@ def test_three_phases_with_begins_given_and_lengths_defaulted() -> None:
         third = lr_scheduler.PolynomialLR(optimizer, power=2.0, total_iters=150)
         return lr_scheduler.SequentialLR(optimizer, [first, second, third], milestones=[10, 50])
 
-    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand, steps=250)
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand, steps=199)
+
+
+def _lrs_and_momenta(optimizer: torch.optim.Optimizer, scheduler: Any, steps: int) -> list[Any]:
+    history = []
+    for step in range(steps + 1):
+        if step:
+            optimizer.step()
+            scheduler.step()
+        history.append([(group["lr"], group.get("momentum")) for group in optimizer.param_groups])
+    return history
+
+
+HELD_SCHEDULES = [
+    pytest.param(
+        [
+            {"type": "LinearLR", "start_factor": 0.1, "end": 10},
+            {"type": "CosineAnnealingLR", "eta_min_ratio": 0.01, "end": 100},
+        ],
+        id="cosine",  # torch's cosine climbs back to the initial lr past T_max
+    ),
+    pytest.param(
+        [
+            {"type": "ConstantLR", "factor": 0.5, "end": 5},
+            {"type": "OneCycleLR", "max_lr": 1.0, "end": 100},
+        ],
+        id="one-cycle",  # torch's OneCycleLR raises past total_steps; it sets momentum too
+    ),
+    pytest.param(
+        [
+            {"type": "ConstantLR", "factor": 0.5, "end": 5},
+            {"type": "CyclicLR", "base_lr": 0.01, "max_lr": 0.1, "step_size_up": 7, "end": 100},
+        ],
+        id="cyclic",
+    ),
+]
+
+
+@pytest.mark.parametrize("phases", HELD_SCHEDULES)
+def test_from_the_last_end_on_the_lr_holds_the_value_of_step_end_minus_1(phases: Any) -> None:
+    # As mmengine's schedulers, which update while begin <= step < end: the lr (and the momentum
+    # a cyclic scheduler sets) at step end and after is the one of step end - 1.
+    optimizer = _optimizer()
+    scheduler = build_scheduler(optimizer, phases)
+    assert isinstance(scheduler, lr_scheduler.SequentialLR)
+    assert scheduler._milestones == [phases[0]["end"]]
+    history = _lrs_and_momenta(optimizer, scheduler, 250)
+    assert history[98] != history[99]  # still moving at the last step
+    assert all(values == history[99] for values in history[100:])
+    assert scheduler.get_last_lr() == [lr for lr, _ in history[99]]
+
+
+def test_the_held_lr_is_the_sequential_schedule_s_at_step_end_minus_1() -> None:
+    phases = HELD_SCHEDULES[1].values[0]
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        first = lr_scheduler.ConstantLR(optimizer, factor=0.5, total_iters=5)
+        cycle = lr_scheduler.OneCycleLR(optimizer, max_lr=1.0, total_steps=95)
+        return lr_scheduler.SequentialLR(optimizer, [first, cycle], milestones=[5])
+
+    ours, theirs = _optimizer(), _optimizer()
+    held = _lrs_and_momenta(ours, build_scheduler(ours, phases), 120)
+    assert held[:100] == _lrs_and_momenta(theirs, by_hand(theirs), 99)
+
+
+@pytest.mark.parametrize("stop", [40, 99, 100, 150])
+@pytest.mark.parametrize("phases", HELD_SCHEDULES)
+def test_a_held_schedule_resumes_from_its_state_dict(phases: Any, stop: int) -> None:
+    optimizer = _optimizer()
+    whole = _lrs_and_momenta(optimizer, build_scheduler(optimizer, phases), 200)
+    first = _optimizer()
+    scheduler = build_scheduler(first, phases)
+    _lrs_and_momenta(first, scheduler, stop)
+    saved = scheduler.state_dict()
+    assert saved["end"] == 100
+    # As a training job resumes: both built afresh, then both states loaded.
+    resumed_optimizer = _optimizer()
+    resumed = build_scheduler(resumed_optimizer, phases)
+    resumed_optimizer.load_state_dict(first.state_dict())
+    resumed.load_state_dict(saved)
+    rest = _lrs_and_momenta(resumed_optimizer, resumed, 200 - stop)
+    assert rest == whole[stop:]
+
+
+def test_a_last_phase_without_end_keeps_stepping() -> None:
+    # Nothing to hold: the last phase runs on, as torch's SequentialLR.
+    phases = [
+        {"type": "LinearLR", "start_factor": 0.1, "end": 10},
+        {"type": "ExponentialLR", "gamma": 0.9},
+    ]
+
+    def by_hand(optimizer: torch.optim.Optimizer) -> Any:
+        warmup = lr_scheduler.LinearLR(optimizer, start_factor=0.1, total_iters=10)
+        decay = lr_scheduler.ExponentialLR(optimizer, gamma=0.9)
+        return lr_scheduler.SequentialLR(optimizer, [warmup, decay], milestones=[10])
+
+    _same_schedule(lambda optimizer: build_scheduler(optimizer, phases), by_hand, steps=200)
 
 
 def test_one_phase_is_that_scheduler_with_its_length_from_end() -> None:

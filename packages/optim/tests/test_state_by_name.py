@@ -248,6 +248,39 @@ def test_a_0d_tensor_for_state_in_the_parameter_s_shape_is_a_value_error(
     _assert_unchanged(optimizer, before)
 
 
+@pytest.mark.parametrize(
+    ("kind", "key", "resumed_trained"),
+    [
+        ("AdamW", "step", False),
+        ("AdamW", "step", True),
+        ("ASGD", "eta", True),  # scalar by the parameter's own state
+        ("ASGD", "mu", False),  # scalar by the state ASGD gives a fresh parameter
+    ],
+)
+def test_scalar_state_with_dimensions_is_a_value_error_saying_it_is_not_a_scalar(
+    kind: str, key: str, resumed_trained: bool
+) -> None:
+    # Not "the model changed this parameter": scalar state has no shape of the parameter's.
+    _, saved = _trained(_cfg(kind))
+    state_dict = _saved(saved.state_dict())
+    state_dict["state"][0][key] = torch.tensor([3.0, 3.0])  # 0.weight, shape (4, 3, 3, 3)
+    model = _model()
+    optimizer = build_optimizer(model, _cfg(kind))
+    if resumed_trained:
+        _train(model, optimizer, first=10, steps=1)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(ValueError, match=r"saved state '\w+' of parameter '0\.weight'") as caught:
+        load_state_dict_by_name(optimizer, state_dict)
+    assert str(caught.value) == (
+        f"the saved state {key!r} of parameter '0.weight' has shape (2,), but {kind} keeps "
+        f"{key!r} as a scalar (a 0-d tensor), whatever the parameter's shape: this state dict "
+        f"was not saved by such an optimizer, or was changed since; give {key!r} as a 0-d "
+        "tensor (torch.tensor(...)), or drop the parameter's entry from the state dict to start "
+        "it fresh"
+    )
+    _assert_unchanged(optimizer, before)
+
+
 @pytest.mark.parametrize("kind", ["ASGD", "NAdam"])
 def test_scalar_state_besides_step_loads_into_a_fresh_optimizer(kind: str) -> None:
     # ASGD keeps eta and mu, NAdam mu_product, as 0-d tensors beside step.

@@ -188,6 +188,8 @@ def _print_report(
                     "shape": list(row.shape),
                     "lr": row.lr,
                     "weight_decay": row.weight_decay,
+                    "lr_mult": row.lr_mult,
+                    "decay_mult": row.decay_mult,
                     "rule": row.rule,
                     "group": row.group,
                     **({"optimizer": row.optimizer} if row.optimizer is not None else {}),

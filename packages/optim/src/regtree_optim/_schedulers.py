@@ -25,14 +25,16 @@ from torch.optim import lr_scheduler as torch_schedulers
 from torch.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 
 from regtree import Registry
-from regtree.config import validate_config
+from regtree.config import ConfigProblem, validate_config
 from regtree.naming import origin
 
 __all__ = [
     "SCHEDULERS",
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
+    "PhasedLR",
     "Schedule",
+    "SchedulerRegistry",
     "build_scheduler",
     "lr_at_by_name",
     "plan_schedule",
@@ -40,7 +42,35 @@ __all__ = [
     "resolve_steps",
 ]
 
-SCHEDULERS: Final[Registry[Any]] = Registry("scheduler", scope="regtree_optim")
+
+class SchedulerRegistry(Registry[Any]):
+    """The registry of lr schedulers; :meth:`validate` reads configs as ``build_scheduler`` does."""
+
+    def validate(self, cfg: Mapping[str, Any] | list[Any]) -> list[Any]:
+        """Return every problem ``build_scheduler`` would refuse in a config, building nothing.
+
+        The config (a mapping, or a list of phases) is read by :func:`plan_schedule`, as
+        ``build_scheduler`` reads it: ``begin`` and ``end`` are popped, lengths (``T_max``,
+        ``total_iters``) default to ``end - begin``, and no config gives ``optimizer``. A
+        problem of that reading (phases that are not contiguous, a length that neither the
+        phase nor an ``end`` gives, mmengine's ``by_epoch``) is the one problem reported, as
+        the build stops there too; otherwise each phase is checked as any config
+        (``regtree.config``), and each config a ``SequentialLR`` or ``ChainedScheduler`` nests
+        is read on its own, as the build builds it.
+
+        Args:
+            cfg: ``dict(type='CosineAnnealingLR', T_max=...)``, or a list of phases.
+
+        Returns:
+            The problems, as ``regtree.config.ConfigProblem`` objects; empty when sound.
+        """
+        given: object = cfg  # what a caller passes, whatever the annotation says
+        if not isinstance(given, Mapping | list | tuple):
+            return super().validate(cfg)  # not a config at all: the registry's own TypeError
+        return _schedule_problems(self, cfg, ())
+
+
+SCHEDULERS: Final[Registry[Any]] = SchedulerRegistry("scheduler", scope="regtree_optim")
 
 # Schedulers whose length a phase gives when the config leaves it out (SPEC 3.4; OneCycleLR's
 # total_steps is our addition, as mmengine's OneCycleLR defaults it to end - begin).
@@ -291,6 +321,57 @@ def register_torch_schedulers(registry: Registry[Any]) -> list[str]:
 register_torch_schedulers(SCHEDULERS)
 
 
+class PhasedLR(torch_schedulers.SequentialLR):
+    """torch's ``SequentialLR`` that stops updating at the step where the last phase ends.
+
+    ``build_scheduler`` builds a list of phases into one. As mmengine's ``_ParamScheduler``
+    updates only while ``begin <= step < end``, a phase sets the lr at its steps ``begin`` to
+    ``end - 1``; after the last phase's ``end - 1`` it sets nothing more, so the lr (and the
+    momentum a cyclic scheduler sets) hold what step ``end - 1`` gave them, where torch's
+    scheduler would go on (a cosine back up to the initial lr; ``OneCycleLR`` raises past its
+    ``total_steps``). Its milestones are the phases' begins, as a ``SequentialLR``'s; ``end``
+    is kept in its ``state_dict``.
+
+    Args:
+        optimizer: The optimizer.
+        schedulers: One scheduler per phase.
+        milestones: The step at which each phase after the first begins.
+        last_epoch: torch's resume index.
+        end: The step from which nothing is updated; None: every step updates, as torch's.
+
+    Raises:
+        TypeError: ``end`` is not an int.
+        ValueError: ``end`` is not after the last milestone (the last phase would not run).
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: list[LRScheduler],
+        milestones: list[int],
+        last_epoch: int = -1,
+        *,
+        end: int | None = None,
+    ) -> None:
+        if end is not None:
+            if isinstance(end, bool) or not isinstance(end, int):
+                raise TypeError(f"PhasedLR end must be a step number (an int), got {end!r}")
+            last_begin = milestones[-1] if milestones else 0
+            if end <= last_begin:
+                raise ValueError(
+                    f"PhasedLR end must be after the last phase's begin ({last_begin}), got {end}"
+                )
+        self.end = end
+        super().__init__(optimizer, schedulers, milestones, last_epoch)
+
+    def step(self) -> None:  # type: ignore[override]  # torch's SequentialLR.step takes no epoch
+        """Step the phase of the next step; from ``end`` on, only count the step."""
+        if self.end is not None and self.last_epoch + 1 >= self.end:
+            self.last_epoch += 1
+            return
+        super().step()
+
+
 # -- configs -----------------------------------------------------------------------------------
 
 
@@ -334,14 +415,40 @@ def _phase_names(cfg: object, items: Sequence[Mapping[str, Any]]) -> list[str]:
     return [_describe(index, item) for index, item in enumerate(items)]
 
 
-def _bound(where: str, cfg: Mapping[str, Any], key: str) -> int | None:
+def _phase_paths(cfg: object, count: int) -> list[tuple[int, ...]]:
+    # Where each phase is in the config, for SCHEDULERS.validate: a mapping is the config itself.
+    return [()] if isinstance(cfg, Mapping) else [(index,) for index in range(count)]
+
+
+# The problem SCHEDULERS.validate reports for an error of plan_schedule, kept on the error: where
+# in the config it is and its kind, so that the config is read in one place, for both.
+_PROBLEM: Final = "_regtree_schedule_problem"
+
+
+def _refusal(
+    error: type[TypeError | ValueError], message: str, path: tuple[str | int, ...], kind: str
+) -> TypeError | ValueError:
+    """An error of plan_schedule, carrying the path and kind of the problem validate reports."""
+    refused = error(message)
+    setattr(refused, _PROBLEM, (path, kind))
+    return refused
+
+
+def _bound(where: str, at: tuple[int, ...], cfg: Mapping[str, Any], key: str) -> int | None:
     value = cfg.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{where}: {key} must be a step number (an int), got {value!r}")
+        raise _refusal(
+            TypeError,
+            f"{where}: {key} must be a step number (an int), got {value!r}",
+            (*at, key),
+            "wrong-type",
+        )
     if value < 0:
-        raise ValueError(f"{where}: {key} must be >= 0, got {value}")
+        raise _refusal(
+            ValueError, f"{where}: {key} must be >= 0, got {value}", (*at, key), "invalid-value"
+        )
     return value
 
 
@@ -350,19 +457,26 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
 
     Each phase may give ``begin`` (default: the previous phase's ``end``; 0 for the first) and
     ``end`` (default: the next phase's ``begin``; the last may omit it). ``T_max`` and
-    ``total_iters`` default to ``end - begin`` where the scheduler takes them.
+    ``total_iters`` default to ``end - begin`` where the scheduler takes them. ``build_scheduler``
+    and ``SCHEDULERS.validate`` read a config this way.
 
     Raises:
         TypeError: the config is neither a mapping nor a list of mappings, a bound is not an
-            int, or a scheduler that needs a length (``T_max``) has neither it nor an ``end``.
+            int, a scheduler that needs a length (``T_max``) has neither it nor an ``end``, or
+            a phase gives one of mmengine's keys that its scheduler does not take
+            (``by_epoch``, ``convert_to_iter_based``, ``verbose``).
         ValueError: an empty list, phases that are not contiguous (naming both), a phase that
             ends where it begins or earlier, or a schedule that does not begin at step 0.
     """
     items = _phase_list(cfg)
     names = _phase_names(cfg, items)
+    paths = _phase_paths(cfg, len(items))
+    # First: an epoch-based mmengine phase explains what its begin and end would seem to get wrong.
+    for name, at, item in zip(names, paths, items, strict=True):
+        _check_mmengine_keys(name, at, item)
     given = [
-        (_bound(name, item, "begin"), _bound(name, item, "end"))
-        for name, item in zip(names, items, strict=True)
+        (_bound(name, at, item, "begin"), _bound(name, at, item, "end"))
+        for name, at, item in zip(names, paths, items, strict=True)
     ]
     _check_handovers(items, given)
     begins: list[int] = []
@@ -371,30 +485,40 @@ def plan_schedule(cfg: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Sched
         if begin is None:
             begin = 0 if index == 0 else ends[index - 1]
         assert begin is not None  # _check_handovers: the previous phase has an end or this a begin
+        # Where the phase's end is written: its own end, else the next phase's begin.
+        end_at: tuple[str | int, ...] = (*paths[index], "end")
         if end is None and index + 1 < len(given):
-            end = given[index + 1][0]
+            end, end_at = given[index + 1][0], (index + 1, "begin")
         if index == 0 and begin != 0:
-            raise ValueError(
+            raise _refusal(
+                ValueError,
                 f"{names[0]} begins at step {begin}, but a schedule starts at "
                 "step 0; begin it at 0, or put a ConstantLR phase with factor=1.0 before it to "
-                "hold the lr until then"
+                "hold the lr until then",
+                (*paths[0], "begin"),
+                "invalid-value",
             )
         if end is not None and end <= begin:
-            raise ValueError(
+            raise _refusal(
+                ValueError,
                 f"{names[index]} ends at step {end}, not after its begin "
-                f"{begin}; a phase must last at least one step"
+                f"{begin}; a phase must last at least one step",
+                end_at,
+                "invalid-value",
             )
         begins.append(begin)
         ends.append(end)
     phases = []
-    for name, item, begin, end in zip(names, items, begins, ends, strict=True):
+    for name, at, item, begin, end in zip(names, paths, items, begins, ends, strict=True):
         phase = {key: value for key, value in item.items() if key not in ("begin", "end")}
-        _default_length(name, phase, begin, end)
+        _default_length(name, at, phase, begin, end)
         phases.append(phase)
     return Schedule(phases=tuple(phases), begins=tuple(begins), end=ends[-1])
 
 
-def _default_length(where: str, phase: dict[str, Any], begin: int, end: int | None) -> None:
+def _default_length(
+    where: str, at: tuple[int, ...], phase: dict[str, Any], begin: int, end: int | None
+) -> None:
     """Give a phase's scheduler its length, ``end - begin``, where the config leaves it out."""
     name = _type_name(phase)
     length_key = _LENGTH_KEYS.get(name)
@@ -410,10 +534,57 @@ def _default_length(where: str, phase: dict[str, Any], begin: int, end: int | No
         return  # torch's own default length (LinearLR's total_iters=5), or not ours to judge
     alternatives = f" (or {' and '.join(others)})" if others else ""
     # A TypeError, as torch's own for a missing argument (StepLR without step_size).
-    raise TypeError(
+    raise _refusal(
+        TypeError,
         f"{where} has no {length_key} and no end to take it from; give {length_key}"
-        f"{alternatives}, or an end (its {length_key} defaults to end - begin)"
+        f"{alternatives}, or an end (its {length_key} defaults to end - begin)",
+        (*at, length_key),
+        "missing-keyword",
     )
+
+
+# Keys of mmengine's param_scheduler configs that torch's schedulers do not take, and what they
+# are: the closest keyword torch's take would be a wrong hint (by_epoch is not last_epoch, which
+# is torch's resume index).
+_MMENGINE_KEYS: Final[dict[str, str]] = {
+    "by_epoch": (
+        "mmengine's choice of counting begin and end in epochs (True, its default) or in "
+        "iterations; here phases count steps (calls of scheduler.step()), so drop by_epoch and "
+        "give begin and end in steps (for epochs: times the iterations per epoch, with "
+        "scheduler.step() called every iteration)"
+    ),
+    "convert_to_iter_based": (
+        "mmengine's conversion of an epoch-based phase to iterations (its begin, end and length "
+        "times the iterations per epoch); here phases count steps already, so drop it and give "
+        "begin, end and lengths in steps"
+    ),
+    "verbose": (
+        "mmengine's (and older torch's) switch to print every update, which this scheduler does "
+        "not take; drop it"
+    ),
+}
+
+
+def _check_mmengine_keys(where: str, at: tuple[int, ...], phase: Mapping[str, Any]) -> None:
+    """Refuse an mmengine key (``by_epoch``) the phase's scheduler does not take, saying why."""
+    found = _scheduler_class(phase)
+    if found is None:
+        return  # an unknown type: the build says so
+    try:
+        parameters = inspect.signature(found).parameters
+    except (TypeError, ValueError):  # a class without a signature to read: torch's call decides
+        return
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+        return
+    for key, what in _MMENGINE_KEYS.items():
+        if key in phase and key not in parameters:
+            # A TypeError, as torch's own for a keyword it does not take.
+            raise _refusal(
+                TypeError,
+                f"{where}: {key}={phase[key]!r} is {what}",
+                (*at, key),
+                "unknown-keyword",
+            )
 
 
 def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
@@ -421,29 +592,46 @@ def _phase_list(cfg: object) -> list[Mapping[str, Any]]:
     if isinstance(cfg, Mapping):
         items: list[Any] = [cfg]
         if "type" not in cfg:
-            raise ValueError(
+            raise _refusal(
+                ValueError,
                 f"the scheduler config has no 'type' (got keys {list(cfg)!r}); name a scheduler "
-                "of SCHEDULERS, such as type='CosineAnnealingLR'"
+                "of SCHEDULERS, such as type='CosineAnnealingLR'",
+                ("type",),
+                "missing-type",
             )
     elif isinstance(cfg, Sequence) and not isinstance(cfg, str | bytes):
         items = list(cfg)
         if not items:
-            raise ValueError("a phased schedule needs at least one phase; the list is empty")
+            raise _refusal(
+                ValueError,
+                "a phased schedule needs at least one phase; the list is empty",
+                (),
+                "invalid-value",
+            )
         for index, item in enumerate(items):
             if not isinstance(item, Mapping):
-                raise TypeError(
+                raise _refusal(
+                    TypeError,
                     f"phase {index} of the schedule must be a mapping (a scheduler config), "
-                    f"got {item!r}"
+                    f"got {item!r}",
+                    (index,),
+                    "invalid-type",
                 )
             if "type" not in item:
-                raise ValueError(
+                raise _refusal(
+                    ValueError,
                     f"phase {index} of the schedule has no 'type' (got keys {list(item)!r}); "
-                    "name a scheduler of SCHEDULERS, such as type='LinearLR'"
+                    "name a scheduler of SCHEDULERS, such as type='LinearLR'",
+                    (index, "type"),
+                    "missing-type",
                 )
     else:
-        raise TypeError(
+        raise _refusal(
+            TypeError,
             "a scheduler config must be a mapping (dict(type='CosineAnnealingLR', ...)) or a "
-            f"list of them (phases), got {cfg!r}"
+            f"list of them (phases), got {cfg!r}",
+            (),
+            "invalid-type",
         )
     return items
 
@@ -456,16 +644,22 @@ def _check_handovers(
         previous_end, begin = given[index - 1][1], given[index][0]
         if previous_end is not None and begin is not None and previous_end != begin:
             first, second = _describe(index - 1, items[index - 1]), _describe(index, items[index])
-            raise ValueError(
+            raise _refusal(
+                ValueError,
                 f"the phases of the schedule must be contiguous: {first} ends at step "
                 f"{previous_end} but {second} begins at "
-                f"step {begin}; make the second begin where the first ends"
+                f"step {begin}; make the second begin where the first ends",
+                (index, "begin"),
+                "invalid-value",
             )
         if previous_end is None and begin is None:
-            raise ValueError(
+            raise _refusal(
+                ValueError,
                 f"{_describe(index - 1, items[index - 1])} has no end and "
                 f"{_describe(index, items[index])} no begin, so where one phase hands over to "
-                "the next is unknown; give either"
+                "the next is unknown; give either",
+                (index, "begin"),
+                "missing-keyword",
             )
 
 
@@ -490,19 +684,73 @@ def _check_option_types(where: str, phase: Mapping[str, Any]) -> None:
         )
 
 
+def _nested_configs(cfg: Mapping[str, Any]) -> list[Any] | None:
+    """The ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler`` config; None elsewhere.
+
+    Each is a scheduler config (or an already built scheduler), built for the same optimizer.
+
+    Raises:
+        TypeError: ``schedulers`` is not a list.
+    """
+    if _type_name(cfg) not in _NESTING or "schedulers" not in cfg:
+        return None
+    nested = cfg["schedulers"]
+    if not isinstance(nested, Sequence) or isinstance(nested, str | bytes):
+        raise TypeError(
+            f"{_shown_type(cfg)} schedulers must be a list of scheduler configs, got {nested!r}"
+        )
+    return list(nested)
+
+
 def _build_one(optimizer: Optimizer, cfg: Mapping[str, Any]) -> Any:
     cfg = dict(cfg)
-    if _type_name(cfg) in _NESTING and "schedulers" in cfg:
-        nested = cfg["schedulers"]
-        if not isinstance(nested, Sequence) or isinstance(nested, str | bytes):
-            raise TypeError(
-                f"{_shown_type(cfg)} schedulers must be a list of scheduler configs, got {nested!r}"
-            )
+    nested = _nested_configs(cfg)
+    if nested is not None:
         cfg["schedulers"] = [
             item if isinstance(item, LRScheduler) else build_scheduler(optimizer, item)
             for item in nested
         ]
     return SCHEDULERS.build(cfg, default_args={"optimizer": optimizer})
+
+
+def _schedule_problems(
+    registry: Registry[Any], cfg: object, prefix: tuple[str | int, ...]
+) -> list[ConfigProblem]:
+    """What ``build_scheduler`` would refuse in ``cfg``, found as it reads the config."""
+    try:
+        schedule = plan_schedule(cfg)  # type: ignore[arg-type]  # whatever a config holds
+    except (TypeError, ValueError) as error:
+        fallback = "wrong-type" if isinstance(error, TypeError) else "invalid-value"
+        path, kind = getattr(error, _PROBLEM, ((), fallback))
+        return [ConfigProblem((*prefix, *path), kind, str(error))]
+    problems: list[ConfigProblem] = []
+    for at, phase in zip(_phase_paths(cfg, len(schedule.phases)), schedule.phases, strict=True):
+        where = (*prefix, *at)
+        checked = dict(phase)
+        try:
+            nested = _nested_configs(phase) or []
+        except TypeError as error:
+            problems.append(ConfigProblem((*where, "schedulers"), "wrong-type", str(error)))
+            nested, checked["schedulers"] = [], []  # said once: not again by the check below
+        else:
+            if nested:
+                # Each nested config is read on its own below, as the build builds each; in the
+                # check of this config's own keywords an empty config stands for it.
+                checked["schedulers"] = [
+                    {} if isinstance(item, Mapping) else item for item in nested
+                ]
+        for problem in validate_config(registry, checked):
+            if problem.kind == "missing-keyword" and problem.parts == ("optimizer",):
+                continue  # build_scheduler gives it
+            problems.append(
+                ConfigProblem(
+                    (*where, *problem.parts), problem.kind, problem.message, problem.suggestions
+                )
+            )
+        for index, item in enumerate(nested):
+            if isinstance(item, Mapping):  # anything else the check above refused, as the build
+                problems.extend(_schedule_problems(registry, item, (*where, "schedulers", index)))
+    return problems
 
 
 def _build_phase(
@@ -528,8 +776,10 @@ def build_scheduler(
     ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler`` are configs built for the same
     optimizer first. A list of mappings is a schedule in phases (mmengine's ``param_scheduler``
     style), built as a ``SequentialLR`` whose milestones are the phases' begins (one phase: that
-    scheduler itself); ``begin`` and ``end`` are never passed to a scheduler. The caller's config
-    is not changed.
+    scheduler itself); ``begin`` and ``end`` are never passed to a scheduler. Where the last phase
+    has an ``end``, the ``SequentialLR`` is a :class:`PhasedLR`, which updates nothing from that
+    step on, as mmengine's schedulers stop at ``end``: the lr holds the value of step
+    ``end - 1``. The caller's config is not changed.
 
     Args:
         optimizer: The optimizer whose lr the scheduler sets.
@@ -545,8 +795,10 @@ def build_scheduler(
             ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler``, that is not one); a
             ``begin`` or ``end`` that is not an int; an option that does not fit its
             scheduler's annotation (``gamma='0.9'``; naming the key, the value and its type),
-            nested schedulers' included; an ``eta_min_ratio`` that is not a number; or a
-            scheduler without a length it needs (``T_max``; torch's own for ``step_size``).
+            nested schedulers' included; an ``eta_min_ratio`` that is not a number; a
+            scheduler without a length it needs (``T_max``; torch's own for ``step_size``); or
+            one of mmengine's keys that the scheduler does not take (``by_epoch``,
+            ``convert_to_iter_based``, ``verbose``), saying what it is and what to give instead.
         ValueError: an empty list; a config or phase without ``type``; a negative ``begin`` or
             ``end``; phases that are not contiguous, or whose handover neither gives; a phase
             that ends where it begins or earlier; a schedule that does not begin at step 0;
@@ -577,9 +829,7 @@ def build_scheduler(
         ]
         if len(schedulers) == 1:
             return schedulers[0]
-        return torch_schedulers.SequentialLR(
-            optimizer, schedulers=schedulers, milestones=list(schedule.begins[1:])
-        )
+        return PhasedLR(optimizer, schedulers, list(schedule.begins[1:]), end=schedule.end)
     except Exception:
         for group, settings in zip(optimizer.param_groups, before, strict=True):
             group.clear()

@@ -202,17 +202,21 @@ def _fresh_scalar_keys(
     )
 
 
-def _is_scalar_state(
+def _scalar_state(
     key: Any, current: Mapping[Any, Any], fresh: Callable[[], frozenset[Any] | None]
-) -> bool:
-    """Whether ``key`` is scalar state (``step``), not state in the parameter's shape."""
+) -> bool | None:
+    """Whether ``key`` is scalar state (``step``), not state in the parameter's shape.
+
+    None where that cannot be told: the parameter holds no such state and the optimizer's own
+    fresh state for it cannot be found.
+    """
     if key == "step":
         return True
     own = current.get(key)
     if isinstance(own, torch.Tensor):
         return own.dim() == 0
     scalars = fresh()
-    return scalars is None or key in scalars
+    return None if scalars is None else key in scalars
 
 
 def _check_shapes(
@@ -225,18 +229,29 @@ def _check_shapes(
     for key, value in state.items():
         if not isinstance(value, torch.Tensor) or value.shape == param.shape:
             continue
-        if value.dim() > 0:
-            why = (
-                "the model changed this parameter, so its saved state does not apply (rename "
-                "the parameter, or drop its entry from the state dict, to start it fresh)"
-            )
-        elif _is_scalar_state(key, holder.state.get(param, {}), fresh):
-            continue
-        else:
+        scalar = _scalar_state(key, holder.state.get(param, {}), fresh)
+        if value.dim() == 0:
+            if scalar is not False:  # scalar state, or none can tell: it loads as saved
+                continue
             why = (
                 f"{type(holder).__name__} keeps {key!r} in its parameter's shape (only scalar "
                 "state, such as 'step', is 0-d), so this saved state does not fit it (drop the "
                 "parameter's entry from the state dict to start it fresh)"
+            )
+        elif scalar:
+            # Not a change of the model: scalar state has no shape of the parameter's to follow.
+            raise ValueError(
+                f"the saved state {key!r} of parameter {name!r} has shape "
+                f"{tuple(value.shape)}, but {type(holder).__name__} keeps {key!r} as a scalar "
+                "(a 0-d tensor), whatever the parameter's shape: this state dict was not saved "
+                f"by such an optimizer, or was changed since; give {key!r} as a 0-d tensor "
+                "(torch.tensor(...)), or drop the parameter's entry from the state dict to "
+                "start it fresh"
+            )
+        else:
+            why = (
+                "the model changed this parameter, so its saved state does not apply (rename "
+                "the parameter, or drop its entry from the state dict, to start it fresh)"
             )
         raise ValueError(
             f"the saved state {key!r} of parameter {name!r} has shape "
