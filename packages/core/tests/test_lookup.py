@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from regtree import Registry, _plugins
+from regtree import Registry, _plugins, _registry
 
 from .conftest import LOCATION_HOST, Tree
 
@@ -270,6 +270,44 @@ def test_a_failed_location_takes_back_what_it_registered_of_other_modules(
         with pytest.raises(RuntimeError, match="the real error"):
             registry.get("ConvNoBias")
         assert list(registry) == ["helped"]
+
+
+def test_a_failed_location_leaves_what_others_registered_meanwhile(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # Registered while the failed import ran, but not by a module Python dropped: an entry
+    # that was there before (registered again, a no-op), one from a thread (whose stack holds
+    # no module body), and one a helper it imported put into a registry the failed module left
+    # alone. After it, no registration is noted any more.
+    _write_location(
+        module_dir,
+        "loc_meanwhile_helper",
+        "registry.parent.register_module(name='Helped', module=type('Helped', (), {}))\n",
+    )
+    body = (
+        "import threading\n"
+        "import loc_meanwhile_helper\n"
+        "registry.register_module(name='Before', module=dict)\n"
+        "def register():\n"
+        "    registry.register_module(name='Threaded', module=list)\n"
+        "worker = threading.Thread(target=register)\n"
+        "worker.start()\n"
+        "worker.join()\n"
+        "raise RuntimeError('the real error')\n"
+    )
+    _write_location(module_dir, "loc_meanwhile", body)
+    root: Registry[Any] = Registry("model", scope="loc_root")
+    registry: Registry[Any] = Registry(
+        "model", parent=root, scope="loc", locations=["loc_meanwhile"]
+    )
+    location_host.registry = registry  # type: ignore[attr-defined]
+    registry.register_module(name="Before", module=dict)
+    with pytest.raises(RuntimeError, match="the real error"):
+        registry.get("Anything")
+    assert registry.module_dict == {"Before": dict, "Threaded": list}
+    assert list(root.module_dict) == ["Helped"]
+    assert not _registry._WATCHING
+    assert _registry._JOURNALS == {}
 
 
 def test_a_failed_location_takes_back_what_it_left_in_other_registries(

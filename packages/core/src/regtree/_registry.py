@@ -510,18 +510,18 @@ class Registry(RegistryBase, Generic[T]):
             end_watch(failed)
 
     def _take_back_dropped(self, before: dict[str, Any], dropped: set[tuple[str, int]]) -> None:
-        # What a failed import bound here from modules that Python dropped with it (see
-        # _watch_import): an object of such a module, or one such a module registered (the
-        # ``(name, id(object))`` pairs of ``dropped``: a partial of another module's function,
-        # an instance of another module's class). An entry that a module still imported bound
-        # (a helper it imported, another thread) stays: no import would bring it back.
+        # What a failed import bound here from the modules that Python dropped with it (see
+        # _watch_import): ``dropped`` holds the ``(name, id(object))`` of each registration
+        # such a module made, whatever the object (its own class, a partial of another
+        # module's function, an instance of another module's class). An entry that a module
+        # still imported bound (a helper it imported, another thread) stays: no import would
+        # bring it back.
         entries = self._module_dict
         with self._root._lock:
             changed = [
                 (name, before.get(name, _FREE))
                 for name, obj in list(entries.items())  # one step: no registration midway
-                if before.get(name, _FREE) is not obj
-                and ((name, id(obj)) in dropped or _dropped_by_python(obj))
+                if before.get(name, _FREE) is not obj and (name, id(obj)) in dropped
             ]
             for name, held in changed:
                 if held is _FREE:
@@ -819,21 +819,6 @@ def _holds(frame: FrameType, obj: object) -> bool:
         if type(value) in (tuple, list) and any(item is obj for item in value):
             return True
     return False
-
-
-def _dropped_by_python(obj: object) -> bool:
-    """Whether ``obj`` comes from a module that is no longer imported (a failed import).
-
-    A partial comes from its function's module; an instance (a callable object) from its
-    class's, which ``__module__`` gives.
-    """
-    while isinstance(obj, functools.partial):
-        obj = obj.func
-    try:
-        module = getattr(obj, "__module__", None)
-    except Exception:  # a hostile __getattr__: nothing to take back
-        return False
-    return isinstance(module, str) and module not in sys.modules
 
 
 def _location_names(locations: object, registry_name: str) -> tuple[str, ...]:
