@@ -127,17 +127,18 @@ def test_tilde_on_a_missing_key_is_an_error(path: Path) -> None:
 
 def test_a_path_with_nothing_close_lists_the_keys_where_it_leaves_the_config(path: Path) -> None:
     # What would work: the keys the path could go on with, and '+' for one that goes on.
+    # Deeper down, only the key that is missing is matched: not a path close for its start.
     with pytest.raises(ConfigError, match=r"no key 'model\.xq\.q' \('model' holds type, depth, "):
         load_config(path, ["model.xq.q=2"])
     with pytest.raises(ConfigError, match=r"\); '\+model\.xq\.q=\.\.\.' would add it$"):
         load_config(path, ["model.xq.q=2"])
     with pytest.raises(ConfigError, match=r"no key 'optimizer\.zz' \('optimizer' holds lr\)$"):
         load_config(path, ["~optimizer.zz"])
-    with pytest.raises(ConfigError, match=r"no key 'zz' \(the top level holds model, optimizer"):
-        load_config(path, ["~zz"])
-    # Deeper down, only the key that is missing is matched: not a path close for its start.
     with pytest.raises(ConfigError, match=r"no key 'optimizer\.nesterov' \('optimizer' holds lr"):
         load_config(path, ["optimizer.nesterov=true"])
+    # At the top, the closest whole path, never one the path goes on from.
+    with pytest.raises(ConfigError, match=r"no key 'zz' \(the top level holds model, optimizer"):
+        load_config(path, ["~zz"])
     with pytest.raises(ConfigError, match=r"no key 'depth' \(did you mean 'model\.depth'\?\)"):
         load_config(path, ["depth=18"])
 
@@ -180,9 +181,8 @@ def test_a_key_with_a_dot_is_addressed_in_brackets(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "problem"),
     [
-        ("a[b.c=1", "opens a bracket that it does not close"),
-        ("a]b=1", "closes a bracket that it did not open"),
-        ("a[b]c=1", "goes on after ']' without a dot"),
+        ("a[b.c=1", "opens a bracket that it does not close before a '.', a '[' or its end"),
+        ("a[b]c=1", "opens a bracket that it does not close before a '.', a '[' or its end"),
         ("a..b=1", "has an empty key"),
     ],
 )
@@ -191,6 +191,20 @@ def test_a_malformed_path_is_an_error_saying_how_paths_are_written(
 ) -> None:
     with pytest.raises(ConfigError, match=re.escape(problem)):
         load_config(path, [override])
+
+
+@pytest.mark.parametrize(
+    "key", ["backbone.layer1", "layers[0]", "a]b", "x.y[z]", "", "[]", "b]c.d"], ids=repr
+)
+def test_every_key_is_addressed_by_the_path_its_origin_is_written_with(
+    tmp_path: Path, key: str
+) -> None:
+    # What config_origins writes reads back as the same key: a key with dots or brackets in
+    # brackets, which end at the ']' before a '.', a '[' or the path's end.
+    file = tmp_path / "cfg.json"
+    file.write_text(json.dumps({"m": {key: {"v": 1}}}))
+    (written,) = config_origins(file)
+    assert load_config(file, [f"{written}=2"]) == {"m": {key: {"v": 2}}}
 
 
 def test_tilde_with_a_value_that_differs_is_an_error(path: Path) -> None:

@@ -181,14 +181,43 @@ def format_dotted(path: Path) -> str:
 def split_dotted(text: str) -> list[str]:
     """The parts of a dotted path, as :func:`format_dotted` writes it: ``a.b[c.d].e``.
 
-    A part in brackets is one key, dots included; an empty part, a bracket left open, or a
-    bracket not followed by a dot or another bracket is a PathProblem.
+    A part in brackets is one key, dots and brackets included: it ends at the first ``]`` that
+    ends the path or comes before ``.`` or ``[`` (so ``[layers[0]]`` is the key ``layers[0]``).
+    An empty part outside brackets or a bracket left open is a PathProblem.
     """
     if "[" not in text and "]" not in text:
         parts = text.split(".")
         if "" in parts:
             raise PathProblem(f"the path {text!r} has an empty key")
         return parts
+    parts = []
+    position = 0
+    while position < len(text):
+        if text[position] == "[":
+            end = text.find("]", position)
+            while end >= 0 and end + 1 < len(text) and text[end + 1] not in ".[":
+                end = text.find("]", end + 1)
+            if end < 0:
+                raise PathProblem(
+                    f"the path {text!r} opens a bracket that it does not close before a '.', "
+                    "a '[' or its end: write a.b[c.d].e"
+                )
+            parts.append(text[position + 1 : end])
+            position = end + 1
+        else:
+            end = min(
+                (found for found in (text.find(c, position) for c in ".[") if found >= 0),
+                default=len(text),
+            )
+            if end == position:
+                raise PathProblem(f"the path {text!r} has an empty key")
+            parts.append(text[position:end])
+            position = end
+        if position < len(text) and text[position] == ".":
+            position += 1
+            if position == len(text):
+                raise PathProblem(f"the path {text!r} has an empty key")
+    return parts
     parts = []
     position = 0
     while position < len(text):
@@ -246,10 +275,15 @@ def every_path(node: object, path: Path = ()) -> list[str]:
 
 
 def closest_path(root: object, dotted: str) -> str | None:
-    """Return the existing path of ``root`` closest to ``dotted``, or None when none is close."""
+    """Return the existing path of ``root`` closest to ``dotted``, or None when none is close.
+
+    A path that ``dotted`` goes on from (``model`` for ``model.xq``) is not offered: it is there,
+    and what is missing is below it.
+    """
     from ..naming import closest
 
-    near = closest(dotted, every_path(root), count=1)
+    paths = [path for path in every_path(root) if not dotted.startswith((f"{path}.", f"{path}["))]
+    near = closest(dotted, paths, count=1)
     return near[0] if near else None
 
 
@@ -270,9 +304,10 @@ def missing_key(
     of it that holds a dot and that the path spells part by part is written in brackets
     (``custom_keys.backbone.layer1.lr_mult`` -> ``custom_keys[backbone.layer1].lr_mult``);
     else the key the path lacks is matched against its keys (``model.dpth`` ->
-    ``model.depth``), and where none is close they are listed. A path that leaves the config at
-    the top, or without ``parent``, is also matched as a whole against every path (``depth`` ->
-    ``model.depth``); deeper down a whole path would be close for its shared start alone.
+    ``model.depth``), and where none is close its keys are listed. A path that leaves the config
+    at the top, or without ``parent``, is also matched as a whole against every path (``depth``
+    -> ``model.depth``); deeper down a whole path is close for its shared start alone
+    (``optimizer.nothingclose`` -> ``optimizer.lr``), so the keys there say more.
     ``adds`` (what would add the key) ends the message, unless the key is there in brackets.
     """
     from ..naming import closest
