@@ -218,35 +218,6 @@ def split_dotted(text: str) -> list[str]:
             if position == len(text):
                 raise PathProblem(f"the path {text!r} has an empty key")
     return parts
-    parts = []
-    position = 0
-    while position < len(text):
-        if text[position] == "[":
-            end = text.find("]", position)
-            if end < 0:
-                raise PathProblem(f"the path {text!r} opens a bracket that it does not close")
-            parts.append(text[position + 1 : end])
-            position = end + 1
-            if position < len(text) and text[position] not in ".[":
-                raise PathProblem(
-                    f"the path {text!r} goes on after ']' without a dot: write a.b[c.d].e"
-                )
-        else:
-            end = min(
-                (found for found in (text.find(c, position) for c in ".[]") if found >= 0),
-                default=len(text),
-            )
-            if end < len(text) and text[end] == "]":
-                raise PathProblem(f"the path {text!r} closes a bracket that it did not open")
-            if end == position:
-                raise PathProblem(f"the path {text!r} has an empty key")
-            parts.append(text[position:end])
-            position = end
-        if position < len(text) and text[position] == ".":
-            position += 1
-            if position == len(text):
-                raise PathProblem(f"the path {text!r} has an empty key")
-    return parts
 
 
 _MISSING = object()
