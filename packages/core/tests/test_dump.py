@@ -156,6 +156,11 @@ def test_yaml_output_reads_the_same_under_yaml_1_1_as_pyyaml_reads_it() -> None:
         "words": ["yes", "No", "on", "OFF", "y", "N", "="],
         "numbers": ["1_000", "0x1f", "0o17", "0b101", ".5", "190:20:30", "1.0.0"],
         "date": "2002-12-14",
+        "times": [
+            "1979-05-27T07:32:00+00:00",
+            "2024-01-01 10:00:00",
+            "2001-12-14t21:59:43.10-05:00",
+        ],
         "n": "plain",
     }
     assert yaml.safe_load(dump_config(cfg, "yaml")) == cfg

@@ -32,11 +32,12 @@ _YAML_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # What YAML 1.1 (PyYAML, which mmcv and mmengine read configs with) would read as a bool
 # (yes, no, on, off, y, n in any case it allows), or as a number, a date or a sexagesimal (any
 # text of digits, signs, dots, colons, underscores and the letters of bases and exponents that
-# starts like a number), or as its value key `=`: written plain they read as text under YAML 1.2
-# but not there, so they are quoted.
+# starts like a number), a date with a time, or as its value key `=`: written plain they read as
+# text under YAML 1.2 but not there, so they are quoted.
 _YAML11_SCALAR = re.compile(
     r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|=)"
     r"|[-+]?\.?[0-9][0-9a-fA-FxXoObB_.:eE+-]*"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt \t].*)?"  # a date-time: 2024-01-01T10:00:00Z
 )
 # YAML reads a key longer than 1024 characters only as an explicit key (`? key`).
 _YAML_LONGEST_KEY = 1024
