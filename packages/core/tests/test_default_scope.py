@@ -240,10 +240,15 @@ def test_switch_scope_and_registry_yields_itself_for_a_scope_not_in_the_tree(
         seen[0].message
     )
     assert seen[0].filename == __file__
+    other_root: Registry[Any] = Registry("optimizer", scope="elsewhere_root")
+    Registry("optimizer", parent=other_root, scope="elsewhere")
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # None and a scope of the tree switch without a word
+        warnings.simplefilter("error")  # None, a scope of the tree or of another tree: no word
         with tree.cat.switch_scope_and_registry("hound"):
             pass
+        with tree.cat.switch_scope_and_registry("elsewhere") as registry:
+            assert registry is tree.cat
+            assert current_scope() == "elsewhere"
         with tree.cat.switch_scope_and_registry(None) as registry:
             assert registry is tree.cat
             assert current_scope() is None

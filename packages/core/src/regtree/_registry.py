@@ -471,7 +471,7 @@ class Registry(RegistryBase, Generic[T]):
         if scope is not None:
             check_scope(scope, "the scope to switch to")
         found = None if scope is None else self._registry_for_scope(scope)
-        if scope is not None and found is None:  # a misspelt scope, as mmengine warns of it
+        if scope is not None and found is None and not _scope_known(scope):  # a misspelt one
             from ._diagnostics import describe_unswitched_scope  # error texts: on problems only
 
             # The generator's frame, then contextlib's __enter__, then the `with` that asked.
@@ -730,6 +730,13 @@ def _note_registration(registry: Registry[Any], names: tuple[str, ...], module: 
     by = None if frame is None else frame.f_globals.get("__name__")
     for journal in tuple(_JOURNALS.values()):
         journal.extend((registry, name, module, by) for name in names)
+
+
+def _scope_known(scope: str) -> bool:
+    """Whether any tree has a registry of ``scope``, or an installed package advertises it."""
+    if any(node.scope == scope for root in list(_ROOTS) for node in root.walk()):
+        return True
+    return bool(_plugins.catalog.providers(scope))
 
 
 def _journals_change(journal: list[Any], *, add: bool) -> None:
