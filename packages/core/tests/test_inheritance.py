@@ -255,7 +255,7 @@ def test_a_reference_may_index_a_list_from_its_end(tmp_path: Path, name: str) ->
 
 @pytest.mark.parametrize(
     "text",
-    ["{{_base_.l[0]}}", "{{_base_ .l}}", "{{_base_}}", "{{ _base_.a..b }}", "{{_base_.a b}}"],
+    ["{{_base_.l[0]x}}", "{{_base_ .l}}", "{{_base_}}", "{{ _base_.a..b }}", "{{_base_.a b}}"],
 )
 @pytest.mark.parametrize("bases", [True, False])
 def test_a_string_that_looks_like_a_reference_but_is_none_is_refused(
@@ -272,11 +272,33 @@ def test_a_python_expression_that_looks_like_a_reference_but_is_none_is_refused(
     tmp_path: Path,
 ) -> None:
     write(tmp_path, "base.json", '{"l": [1, 2]}')
-    path = write(tmp_path, "cfg.py", "_base_ = 'base.json'\nx = 1\ny = {{_base_.l[0]}}\n")
+    path = write(tmp_path, "cfg.py", "_base_ = 'base.json'\nx = 1\ny = {{_base_.l[0] + 1}}\n")
     with pytest.raises(
-        ConfigError, match=r"cfg\.py, line 3: '\{\{_base_\.l\[0\]\}\}' is not a reference"
+        ConfigError, match=r"cfg\.py, line 3: '\{\{_base_\.l\[0\] \+ 1\}\}' is not a reference"
     ):
         load_config(path)
+
+
+@pytest.mark.parametrize("name", ["cfg.json", "cfg.py"])
+def test_a_reference_writes_a_key_with_a_dot_or_an_index_in_brackets(
+    tmp_path: Path, name: str
+) -> None:
+    # As overrides and origins write them: mmdetection's custom keys hold dots.
+    base = {"l": [1, 2], "m": {"custom_keys": {"backbone.layer1": {"lr_mult": 0.1}}}}
+    write(tmp_path, "base.json", json.dumps(base))
+    refs = {
+        "first": "{{_base_.l[0]}}",
+        "mult": "{{ _base_.m.custom_keys[backbone.layer1].lr_mult }}",
+    }
+    if name == "cfg.json":
+        text = json.dumps({"_base_": "base.json", **refs})
+    else:  # written as expressions, as mmcv's Python configs write references
+        text = "_base_ = 'base.json'\n" + "".join(f"{k} = {v}\n" for k, v in refs.items())
+    assert load_config(write(tmp_path, name, text)) == {**base, "first": 1, "mult": 0.1}
+    # A reference that spells such a key part by part is told the bracketed form.
+    wrong = json.dumps({"_base_": "base.json", "x": "{{_base_.m.custom_keys.backbone.layer1}}"})
+    with pytest.raises(ConfigError, match=r"is written 'm\.custom_keys\[backbone\.layer1\]'"):
+        load_config(write(tmp_path, "wrong.json", wrong))
 
 
 def test_an_error_in_a_base_names_the_base(tmp_path: Path) -> None:

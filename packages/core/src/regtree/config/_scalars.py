@@ -21,13 +21,19 @@ __all__ = [
 
 # A value of the merged bases, `{{ _base_.a.b }}` (mmcv's syntax, spaces allowed in the braces):
 # a string value in any format, or an expression in a Python config. A part is a key or a list
-# index, `-1` the last item (mmcv's pattern, `[\w.]+`, has no `-`: such a text stayed a string).
-BASE_REFERENCE = re.compile(r"\{\{\s*_base_\.([\w-]+(?:\.[\w-]+)*)\s*\}\}")
+# index, `-1` the last item (mmcv's pattern, `[\w.]+`, has no `-`: such a text stayed a string),
+# or in brackets as overrides write one (`custom_keys[backbone.layer1]`, `l[0]`; see
+# _tree.split_dotted: a bracket ends at the `]` before a `.`, a `[` or the closing braces).
+_BRACKETED = r"\[[^{}]*?\](?=[.\[\s}])"
+BASE_REFERENCE = re.compile(
+    rf"\{{\{{\s*_base_\.((?:[\w-]+|{_BRACKETED})(?:\.[\w-]+|\.?{_BRACKETED})*)\s*\}}\}}"
+)
 # What starts like a reference: where it is not one, it is refused, never kept as a string.
 REFERENCE_LIKE = re.compile(r"\{\{\s*_base_")
 NOT_A_REFERENCE = (
     "is not a reference, which is written {{_base_.a.b}}: keys and list indices (-1 for the "
-    "last item) joined by dots, with spaces only next to the braces"
+    "last item) joined by dots, a key that holds a dot in brackets ({{_base_.a[b.c].d}}), with "
+    "spaces only next to the braces"
 )
 
 # The core schema of YAML 1.2.2 (10.3.2): the words that are null or a bool, then the patterns of
