@@ -273,13 +273,17 @@ class _Checker:
             self._check_keywords(target, type_value, given, path)
         # A class found by a scoped key builds its nested configs from its own package's
         # registry (demo_cls's TinyClassifier builds an unscoped backbone with demo_cls.MODELS),
-        # so they are looked up as under that scope, as a build under it would look them up.
+        # so they are looked up there, as its build looks them up (and its messages read so).
         home = _home_scope(type_value) if target is not None else None
-        if home is None or home == current_scope():
+        found = None if home is None else self.registry._scoped(home)
+        if found is None or found is self.registry:
             self._walk_children(cfg, path)
-        else:
-            with default_scope(home):
-                self._walk_children(cfg, path)
+            return
+        caller, self.registry = self.registry, found
+        try:
+            self._walk_children(cfg, path)
+        finally:
+            self.registry = caller
 
     def _walk_children(self, cfg: Mapping[Any, object], path: tuple[str | int, ...]) -> None:
         for key, value in cfg.items():
