@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import types
 from pathlib import Path
 
 import pytest
@@ -183,3 +185,27 @@ def test_an_inline_table_s_comment_names_the_origins_of_keys_with_dots(tmp_path:
     overrides = ["l.1[a.b]=4"]
     text = dump_config(load_config(path, overrides), "toml", config_origins(path, overrides))
     assert f"  {{\"a.b\" = 4, c = 3}},  # override 'l.1[a.b]=4', {path}\n" in text
+
+
+@pytest.mark.parametrize("file_format", FORMATS)
+def test_subclasses_of_plain_values_and_read_only_mappings_are_written_as_plain_data(
+    tmp_path: Path, file_format: str
+) -> None:
+    # A str Enum was written as 'S.X' in YAML and TOML and as 'x' in JSON; a nested read-only
+    # mapping was refused while one at the top was written.
+    class Size(str, enum.Enum):  # noqa: UP042 (the mixin, whose str() is 'Size.SMALL')
+        SMALL = "small"
+
+    class Depth(enum.IntEnum):
+        DEEP = 50
+
+    cfg = {
+        "size": Size.SMALL,
+        "depth": Depth.DEEP,
+        "m": types.MappingProxyType({"a": [Size.SMALL]}),
+    }
+    assert reloaded(tmp_path, cfg, file_format) == {
+        "size": "small",
+        "depth": 50,
+        "m": {"a": ["small"]},
+    }

@@ -20,8 +20,8 @@ from ._tree import format_dotted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any
+    from collections.abc import Callable, Iterable
+    from typing import Any, Final
 
 __all__ = ["DUMP_FORMATS", "DumpError", "dump_config"]
 
@@ -126,7 +126,7 @@ def _writable(path: tuple[str | int, ...], value: object, file_format: str) -> A
     None), so anything else would come back as something else: a tuple comes back as a list,
     as SPEC 5.3 reads a Python config's tuples; a set or another object is refused.
     """
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a read-only mapping too: written as the dict it holds
         where = repr(_dotted(path)) if path else "the top level"
         for key in value:
             if not isinstance(key, str):
@@ -146,10 +146,25 @@ def _writable(path: tuple[str | int, ...], value: object, file_format: str) -> A
             "cannot hold and read back; a config holds dicts, lists, str, int, float, bool and "
             "None: convert it to one of them"
         )
+    if type(value) not in _PLAIN:
+        # A subclass (a str Enum, an IntEnum) as the plain value it holds: each writer would
+        # otherwise write it by its own str() ('S.X', where JSON wrote 'x').
+        value = next(plain(value) for kind, plain in _PLAIN.items() if isinstance(value, kind))
     problem = _unwritable(_dotted(path), value, file_format)
     if problem is not None:
         raise DumpError(problem)
     return value
+
+
+# The leaf types every format reads back, each with what gives a subclass's plain value (bool
+# first, before int, its base; str's own __str__, not the subclass's).
+_PLAIN: Final[dict[type, Callable[[Any], object]]] = {
+    type(None): lambda value: value,
+    bool: bool,
+    int: int,
+    float: float,
+    str: str.__str__,
+}
 
 
 def _unwritable(dotted: str, value: object, file_format: str) -> str | None:
