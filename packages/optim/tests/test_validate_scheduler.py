@@ -67,6 +67,29 @@ SOUND = [
         },
         id="chained-children",
     ),
+    pytest.param(
+        {
+            "type": "SequentialLR",
+            "schedulers": [
+                [
+                    {"type": "LinearLR", "start_factor": 0.5, "end": 3},
+                    {"type": "StepLR", "step_size": 2, "end": 6},
+                ],
+                {"type": "ConstantLR", "factor": 1.0},
+            ],
+            "milestones": [6],
+        },
+        id="sequential-child-in-phases",
+        # torch's SequentialLR steps the phased child as it is built: torch's warning, not ours.
+        marks=pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step"),
+    ),
+    pytest.param(
+        {
+            "type": "ChainedScheduler",
+            "schedulers": [[{"type": "LinearLR", "start_factor": 0.5, "end": 3}]],
+        },
+        id="chained-child-in-phases",
+    ),
 ]
 
 
@@ -147,6 +170,19 @@ BAD = [
         "schedulers",
         "wrong-type",
         id="children-not-a-list",
+    ),
+    pytest.param(
+        {
+            "type": "SequentialLR",
+            "schedulers": [
+                [{"type": "LinearLR", "end": 3}, {"type": "StepLR", "end": 6}],
+                {"type": "ConstantLR"},
+            ],
+            "milestones": [6],
+        },
+        "schedulers[0][1].step_size",
+        "missing-keyword",
+        id="child-phase-missing-keyword",
     ),
 ]
 
