@@ -56,7 +56,8 @@ class SchedulerRegistry(Registry[Any]):
         phase nor an ``end`` gives, mmengine's ``by_epoch``) is the one problem reported, as
         the build stops there too; otherwise each phase is checked as any config
         (``regtree.config``), and each config a ``SequentialLR`` or ``ChainedScheduler`` nests
-        is read on its own, as the build builds it.
+        is read on its own, as the build builds it. The cosine classes' ``eta_min_ratio``
+        (given with ``eta_min``, or outside [0, 1]) is checked by their own check.
 
         Args:
             cfg: ``dict(type='CosineAnnealingLR', T_max=...)``, or a list of phases.
@@ -779,17 +780,36 @@ def _schedule_problems(
             problems.append(ConfigProblem((*where, "schedulers"), "wrong-type", str(error)))
             # Said once: not again by the check below.
             checked, nested = {**phase, "schedulers": []}, []
-        for problem in validate_config(registry, checked):
-            if problem.kind == "missing-keyword" and problem.parts == ("optimizer",):
-                continue  # build_scheduler gives it
-            problems.append(
-                ConfigProblem(
-                    (*where, *problem.parts), problem.kind, problem.message, problem.suggestions
-                )
+        own = [
+            problem
+            for problem in validate_config(registry, checked)
+            # build_scheduler gives the optimizer
+            if not (problem.kind == "missing-keyword" and problem.parts == ("optimizer",))
+        ]
+        problems.extend(
+            ConfigProblem(
+                (*where, *problem.parts), problem.kind, problem.message, problem.suggestions
             )
+            for problem in own
+        )
+        if not any(problem.parts[:1] in (("eta_min",), ("eta_min_ratio",)) for problem in own):
+            problems.extend(_floor_problems(phase, where))
         for index, item in nested:  # anything else the check above refused, as the build
             problems.extend(_schedule_problems(registry, item, (*where, "schedulers", index)))
     return problems
+
+
+def _floor_problems(phase: Mapping[str, Any], where: tuple[str | int, ...]) -> list[ConfigProblem]:
+    """What the cosine classes' own floor check refuses in ``phase``, as they refuse it."""
+    found = _scheduler_class(phase)
+    if found is None or not issubclass(found, CosineAnnealingLR | CosineAnnealingWarmRestarts):
+        return []
+    try:
+        _check_floor_options(found.__name__, phase.get("eta_min"), phase.get("eta_min_ratio"))
+    except (TypeError, ValueError) as error:
+        kind = "wrong-type" if isinstance(error, TypeError) else "invalid-value"
+        return [ConfigProblem((*where, "eta_min_ratio"), kind, str(error))]
+    return []
 
 
 def _build_phase(
