@@ -163,6 +163,32 @@ def test_an_optimizer_that_takes_an_optimizer_mapping_is_no_optim_wrapper(
     assert optimizer.param_groups[0]["lr"] == 0.2
 
 
+@pytest.mark.parametrize(
+    ("cfg", "hint"),
+    [
+        (
+            {"type": "Lookahead", "k": 5, "alpha": 0.5, "optimizer": {"type": "AdamW", "lr": 1e-3}},
+            "Registered there: 'ASGD'",
+        ),
+        (
+            {"type": "SGDD", "lr": 0.1, "optimizer": {"type": "SGD", "lr": 0.1}},
+            "Did you mean 'SGD'",
+        ),
+    ],
+)
+def test_an_unregistered_type_beside_an_optimizer_mapping_is_not_registered(
+    model: nn.Module, cfg: dict[str, Any], hint: str
+) -> None:
+    # It was told it is an mmengine optim_wrapper config: only OptimWrapper, AmpOptimWrapper or
+    # no type at all is one.
+    name = cfg["type"]
+    with pytest.raises(NotRegisteredError, match=rf"^'{name}' is not registered.*{hint}"):
+        build_optimizer(model, cfg)
+    problems = OPTIMIZERS.validate(cfg)
+    assert [(p.parts, p.kind) for p in problems] == [(("type",), "unknown-type")]
+    assert re.search(rf"^'{name}' is not registered.*{hint}", problems[0].message)
+
+
 def test_build_optimizer_constructor_uses_the_builders_registry(sgd_cfg: dict[str, Any]) -> None:
     constructor = build_optimizer_constructor(
         {"type": "DefaultOptimizerConstructor", "optimizer_cfg": sgd_cfg}

@@ -151,3 +151,14 @@ def test_each_group_gets_its_own_tensor_lr() -> None:
     optimizer.step()
     scheduler.step()
     assert [float(g["lr"]) for g in optimizer.param_groups] == pytest.approx(factors)
+
+
+def test_a_tensor_lr_that_requires_grad_stays_the_user_s_own() -> None:
+    # A learned lr (differentiable=True): a copy would cut it off from its graph.
+    lr = torch.tensor(0.1, requires_grad=True)
+    model = nn.Linear(2, 1)
+    optimizer = DefaultOptimizerConstructor({"type": "SGD", "lr": lr, "differentiable": True})(
+        model
+    )
+    assert optimizer.param_groups[0]["lr"] is lr
+    assert optimizer.defaults["lr"] is lr

@@ -472,6 +472,21 @@ def test_a_failed_build_keeps_the_step_an_earlier_scheduler_wrapped() -> None:
             r"schedulers\[0\]\.gamma: expected float, got \[0\.9\] \(list\)",
         ),
         (
+            {
+                "type": "SequentialLR",
+                "schedulers": [
+                    [
+                        {"type": "LinearLR", "start_factor": 0.5, "end": 3},
+                        {"type": "StepLR", "step_size": 2, "gamma": "0.5", "end": 6},
+                    ],
+                    {"type": "ConstantLR", "factor": 1.0},
+                ],
+                "milestones": [6],
+            },
+            r"^the scheduler config \(SequentialLR\): schedulers\[0\]\[1\]\.gamma: expected "
+            r"float, got '0\.5' \(str\), as the signature of torch\.optim\.lr_scheduler:StepLR",
+        ),
+        (
             {"type": "CosineAnnealingLR", "T_max": 10, "eta_min": "1e-6"},
             r"eta_min: expected float \| None, got '1e-6' \(str\), as the signature of "
             r"regtree_optim\._schedulers:CosineAnnealingLR annotates 'eta_min'",
@@ -481,7 +496,7 @@ def test_a_failed_build_keeps_the_step_an_earlier_scheduler_wrapped() -> None:
             r"max_lr: expected float \| list\[float\], got '0\.1' \(str\)",
         ),
     ],
-    ids=["mapping", "phase", "sequential-child", "chained-child", "ours", "union"],
+    ids=["mapping", "phase", "sequential-child", "chained-child", "child-phase", "ours", "union"],
 )
 def test_an_option_of_the_wrong_type_is_a_type_error_before_anything_is_built(
     cfg: Any, match: str

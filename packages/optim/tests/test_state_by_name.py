@@ -273,12 +273,64 @@ def test_scalar_state_with_dimensions_is_a_value_error_saying_it_is_not_a_scalar
         load_state_dict_by_name(optimizer, state_dict)
     assert str(caught.value) == (
         f"the saved state {key!r} of parameter '0.weight' has shape (2,), but {kind} keeps "
-        f"{key!r} as a scalar (a 0-d tensor), whatever the parameter's shape: this state dict "
-        f"was not saved by such an optimizer, or was changed since; give {key!r} as a 0-d "
-        "tensor (torch.tensor(...)), or drop the parameter's entry from the state dict to start "
-        "it fresh"
+        f"{key!r} as a scalar (a 0-d tensor), whatever the parameter's shape (now (4, 3, 3, 3)): "
+        f"this state dict was not saved by such an optimizer, or was changed since; give {key!r} "
+        "as a 0-d tensor (torch.tensor(...)), or drop the parameter's entry from the state dict "
+        "to start it fresh"
     )
     _assert_unchanged(optimizer, before)
+
+
+class _Temperature(nn.Module):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        super().__init__()
+        self.temp = nn.Parameter(torch.ones(shape))
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "resumed_trained"),
+    [("Adam", "exp_avg", False), ("Adam", "exp_avg", True), ("ASGD", "ax", True)],
+)
+def test_a_0d_parameter_that_had_dimensions_is_a_change_of_the_model(
+    kind: str, key: str, resumed_trained: bool
+) -> None:
+    # All of a 0-d parameter's state is 0-d: it used to be told that Adam keeps exp_avg as a
+    # scalar, as the throwaway optimizer over a 0-d stand-in does.
+    old = _Temperature((3,))
+    saved = build_optimizer(old, {"type": kind, "lr": 0.1})
+    old.temp.grad = torch.ones(3)
+    saved.step()
+    model = _Temperature(())
+    optimizer = build_optimizer(model, {"type": kind, "lr": 0.1})
+    if resumed_trained:
+        model.temp.grad = torch.ones(())
+        optimizer.step()
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(ValueError, match=r"^the saved state ") as caught:
+        load_state_dict_by_name(optimizer, _saved(saved.state_dict()))
+    assert str(caught.value) == (
+        f"the saved state {key!r} of parameter 'temp' has shape (3,), but the parameter now has "
+        "shape (); the model changed this parameter, so its saved state does not apply (rename "
+        "the parameter, or drop its entry from the state dict, to start it fresh)"
+    )
+    _assert_unchanged(optimizer, before)
+
+
+def test_scalar_state_with_dimensions_of_a_0d_parameter_is_told_it_is_a_scalar() -> None:
+    # ASGD keeps eta as a scalar for a 0-d parameter too.
+    old = _Temperature(())
+    saved = build_optimizer(old, {"type": "ASGD", "lr": 0.1})
+    old.temp.grad = torch.ones(())
+    saved.step()
+    state_dict = _saved(saved.state_dict())
+    state_dict["state"][0]["eta"] = torch.tensor([3.0, 3.0])
+    optimizer = build_optimizer(_Temperature(()), {"type": "ASGD", "lr": 0.1})
+    with pytest.raises(
+        ValueError,
+        match=r"^the saved state 'eta' of parameter 'temp' has shape \(2,\), but ASGD keeps 'eta' "
+        r"as a scalar \(a 0-d tensor\), whatever the parameter's shape \(now \(\)\): ",
+    ):
+        load_state_dict_by_name(optimizer, state_dict)
 
 
 @pytest.mark.parametrize("kind", ["ASGD", "NAdam"])

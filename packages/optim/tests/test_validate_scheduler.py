@@ -67,6 +67,29 @@ SOUND = [
         },
         id="chained-children",
     ),
+    pytest.param(
+        {
+            "type": "SequentialLR",
+            "schedulers": [
+                [
+                    {"type": "LinearLR", "start_factor": 0.5, "end": 3},
+                    {"type": "StepLR", "step_size": 2, "end": 6},
+                ],
+                {"type": "ConstantLR", "factor": 1.0},
+            ],
+            "milestones": [6],
+        },
+        id="sequential-child-in-phases",
+        # torch's SequentialLR steps the phased child as it is built: torch's warning, not ours.
+        marks=pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step"),
+    ),
+    pytest.param(
+        {
+            "type": "ChainedScheduler",
+            "schedulers": [[{"type": "LinearLR", "start_factor": 0.5, "end": 3}]],
+        },
+        id="chained-child-in-phases",
+    ),
 ]
 
 
@@ -148,6 +171,19 @@ BAD = [
         "wrong-type",
         id="children-not-a-list",
     ),
+    pytest.param(
+        {
+            "type": "SequentialLR",
+            "schedulers": [
+                [{"type": "LinearLR", "end": 3}, {"type": "StepLR", "end": 6}],
+                {"type": "ConstantLR"},
+            ],
+            "milestones": [6],
+        },
+        "schedulers[0][1].step_size",
+        "missing-keyword",
+        id="child-phase-missing-keyword",
+    ),
 ]
 
 
@@ -176,6 +212,25 @@ def test_a_problem_of_reading_the_config_is_the_build_s_own_error(cfg: Any) -> N
     error = _build_error(cfg)
     [problem] = SCHEDULERS.validate(cfg)
     assert problem.message == str(error)
+
+
+@pytest.mark.parametrize(
+    ("cfg", "path"),
+    [
+        ({"type": "CosineAnnealingLR", "T_max": 10, "eta_min": 0.1, "eta_min_ratio": 0.1}, ""),
+        ({"type": "CosineAnnealingLR", "T_max": 10, "eta_min_ratio": 2.0}, ""),
+        ({"type": "CosineAnnealingWarmRestarts", "T_0": 10, "eta_min_ratio": -0.5}, ""),
+        ([PHASES[0], {**PHASES[1], "eta_min_ratio": 1.5}], "[1]."),
+    ],
+    ids=["both-floors", "ratio-above-1", "restarts-ratio-below-0", "phase"],
+)
+def test_a_floor_the_cosine_classes_refuse_is_their_own_error(cfg: Any, path: str) -> None:
+    # validate used to find no problem in these, which build_scheduler refuses as it builds.
+    error = _build_error(cfg)
+    assert isinstance(error, ValueError)
+    assert [(p.path, p.kind, p.message) for p in SCHEDULERS.validate(cfg)] == [
+        (f"{path}eta_min_ratio", "invalid-value", str(error))
+    ]
 
 
 def test_the_caller_s_config_is_untouched() -> None:

@@ -502,14 +502,16 @@ def _own_tensors(optimizer: Optimizer) -> None:
     # got it from the config or from one merged group, and its schedulers change it in place
     # (fill_): each group, and the defaults a group added later starts from, gets its own copy,
     # so that training changes neither the configs nor another group. Floats never come here.
+    # A tensor that requires grad (a learned lr, with differentiable=True) is the user's own on
+    # purpose: a copy would cut it off from its graph, so it stays as given.
     owners = [
         optimizer,
         *(optimizer.optimizers.values() if isinstance(optimizer, RoutedOptimizer) else ()),
     ]
     for settings in [*optimizer.param_groups, *(owner.defaults for owner in owners)]:
         for key, value in list(settings.items()):
-            if key != "params" and isinstance(value, torch.Tensor):
-                settings[key] = value.detach().clone()
+            if key != "params" and isinstance(value, torch.Tensor) and not value.requires_grad:
+                settings[key] = value.clone()
 
 
 def _freeze(plan: GroupPlan) -> None:

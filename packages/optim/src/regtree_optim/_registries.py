@@ -63,16 +63,14 @@ def _optim_wrapper_problem(cfg: Mapping[str, Any]) -> str | None:
     One is ``type='OptimWrapper'`` or ``'AmpOptimWrapper'`` (a name, scoped or not, or the
     class), or no optimizer ``type`` at all beside an ``optimizer`` mapping (mmengine's type
     then defaults to ``OptimWrapper``). An optimizer registered here that takes an
-    ``optimizer`` mapping of its own is not one.
+    ``optimizer`` mapping of its own is not one, and neither is any other ``type``: a name not
+    registered (``'Lookahead'``, a typo) stays the registry's "not registered" error.
     """
     kind = cfg.get("type")
     name = kind.rpartition(".")[2] if isinstance(kind, str) else getattr(kind, "__name__", None)
     inner = cfg.get("optimizer")
-    if name not in _OPTIM_WRAPPERS:
-        if not isinstance(inner, Mapping):
-            return None
-        if kind is not None and (callable(kind) or OPTIMIZERS.get(kind) is not None):
-            return None
+    if name not in _OPTIM_WRAPPERS and (kind is not None or not isinstance(inner, Mapping)):
+        return None
     beside = [key for key in ("paramwise_cfg", "constructor") if key in cfg]
     instead = (
         "{**cfg['optimizer']" + "".join(f", {key!r}: cfg[{key!r}]" for key in beside) + "}"

@@ -56,7 +56,8 @@ class SchedulerRegistry(Registry[Any]):
         phase nor an ``end`` gives, mmengine's ``by_epoch``) is the one problem reported, as
         the build stops there too; otherwise each phase is checked as any config
         (``regtree.config``), and each config a ``SequentialLR`` or ``ChainedScheduler`` nests
-        is read on its own, as the build builds it.
+        is read on its own, as the build builds it. The cosine classes' ``eta_min_ratio``
+        (given with ``eta_min``, or outside [0, 1]) is checked by their own check.
 
         Args:
             cfg: ``dict(type='CosineAnnealingLR', T_max=...)``, or a list of phases.
@@ -663,25 +664,72 @@ def _check_handovers(
             )
 
 
-def _check_option_types(where: str, phase: Mapping[str, Any]) -> None:
+def _check_option_types(
+    where: str, phase: Mapping[str, Any], prefix: tuple[str | int, ...] = ()
+) -> None:
     """Check a phase's options against its scheduler's annotations, as an optimizer's are.
 
     The check is ``regtree.config``'s (SPEC 5.4), which also reaches the scheduler configs a
     ``SequentialLR`` or ``ChainedScheduler`` nests; torch's schedulers would take a str and
     fail at a later ``step()``. What else the check finds, the build reports in its own words.
+    Nested configs are checked each on its own (:func:`_own_keywords`), a list of phases phase
+    by phase; one whose form is wrong the build refuses in its own words.
+
+    Raises:
+        TypeError: an option that does not fit; nested ``schedulers`` that are not a list.
     """
-    for problem in validate_config(SCHEDULERS, phase):
+    own, nested = _own_keywords(phase)
+    for problem in validate_config(SCHEDULERS, own):
         if problem.kind != "wrong-type":
             continue
         *path, key = problem.parts
-        owner: Any = phase
+        owner: Any = own
         for part in path:
             owner = owner[part]
         found = _scheduler_class(owner)
         annotated = f", as the signature of {origin(found)} annotates {key!r}" if found else ""
+        shown = ConfigProblem((*prefix, *problem.parts), problem.kind, problem.message).path
         raise TypeError(
-            f"{where}: {problem.path}: {problem.message} ({type(owner[key]).__name__}){annotated}"
+            f"{where}: {shown}: {problem.message} ({type(owner[key]).__name__}){annotated}"
         )
+    for index, item in nested:
+        at = (*prefix, "schedulers", index)
+        if isinstance(item, Mapping):
+            _check_option_types(where, item, at)
+            continue
+        try:
+            inner = plan_schedule(item).phases
+        except (TypeError, ValueError):
+            continue  # the build refuses it, naming the phase
+        for number, inner_phase in enumerate(inner):
+            _check_option_types(where, inner_phase, (*at, number))
+
+
+def _is_config(item: object) -> bool:
+    # A scheduler config: a mapping, or a list of phases.
+    return isinstance(item, Mapping) or (
+        isinstance(item, Sequence) and not isinstance(item, str | bytes)
+    )
+
+
+def _own_keywords(phase: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[int, Any]]]:
+    """A config with its nested scheduler configs stood in for, and those configs by index.
+
+    The ``schedulers`` of a ``SequentialLR`` or ``ChainedScheduler`` are configs (a mapping, or
+    a list of phases), each read on its own, as the build builds each; in the check of the
+    config's own keywords an empty config stands for each, so torch's annotation
+    (``list[LRScheduler]``) is never held against them. A built scheduler, or anything else,
+    stays for the check to take or refuse.
+
+    Raises:
+        TypeError: ``schedulers`` is not a list (:func:`_nested_configs`).
+    """
+    own = dict(phase)
+    nested = _nested_configs(phase) or []
+    configs = [(index, item) for index, item in enumerate(nested) if _is_config(item)]
+    if configs:
+        own["schedulers"] = [{} if _is_config(item) else item for item in nested]
+    return own, configs
 
 
 def _nested_configs(cfg: Mapping[str, Any]) -> list[Any] | None:
@@ -726,31 +774,42 @@ def _schedule_problems(
     problems: list[ConfigProblem] = []
     for at, phase in zip(_phase_paths(cfg, len(schedule.phases)), schedule.phases, strict=True):
         where = (*prefix, *at)
-        checked = dict(phase)
         try:
-            nested = _nested_configs(phase) or []
+            checked, nested = _own_keywords(phase)
         except TypeError as error:
             problems.append(ConfigProblem((*where, "schedulers"), "wrong-type", str(error)))
-            nested, checked["schedulers"] = [], []  # said once: not again by the check below
-        else:
-            if nested:
-                # Each nested config is read on its own below, as the build builds each; in the
-                # check of this config's own keywords an empty config stands for it.
-                checked["schedulers"] = [
-                    {} if isinstance(item, Mapping) else item for item in nested
-                ]
-        for problem in validate_config(registry, checked):
-            if problem.kind == "missing-keyword" and problem.parts == ("optimizer",):
-                continue  # build_scheduler gives it
-            problems.append(
-                ConfigProblem(
-                    (*where, *problem.parts), problem.kind, problem.message, problem.suggestions
-                )
+            # Said once: not again by the check below.
+            checked, nested = {**phase, "schedulers": []}, []
+        own = [
+            problem
+            for problem in validate_config(registry, checked)
+            # build_scheduler gives the optimizer
+            if not (problem.kind == "missing-keyword" and problem.parts == ("optimizer",))
+        ]
+        problems.extend(
+            ConfigProblem(
+                (*where, *problem.parts), problem.kind, problem.message, problem.suggestions
             )
-        for index, item in enumerate(nested):
-            if isinstance(item, Mapping):  # anything else the check above refused, as the build
-                problems.extend(_schedule_problems(registry, item, (*where, "schedulers", index)))
+            for problem in own
+        )
+        if not any(problem.parts[:1] in (("eta_min",), ("eta_min_ratio",)) for problem in own):
+            problems.extend(_floor_problems(phase, where))
+        for index, item in nested:  # anything else the check above refused, as the build
+            problems.extend(_schedule_problems(registry, item, (*where, "schedulers", index)))
     return problems
+
+
+def _floor_problems(phase: Mapping[str, Any], where: tuple[str | int, ...]) -> list[ConfigProblem]:
+    """What the cosine classes' own floor check refuses in ``phase``, as they refuse it."""
+    found = _scheduler_class(phase)
+    if found is None or not issubclass(found, CosineAnnealingLR | CosineAnnealingWarmRestarts):
+        return []
+    try:
+        _check_floor_options(found.__name__, phase.get("eta_min"), phase.get("eta_min_ratio"))
+    except (TypeError, ValueError) as error:
+        kind = "wrong-type" if isinstance(error, TypeError) else "invalid-value"
+        return [ConfigProblem((*where, "eta_min_ratio"), kind, str(error))]
+    return []
 
 
 def _build_phase(

@@ -178,11 +178,12 @@ def _fresh_scalar_keys(
 
     Torch creates an optimizer's state at its first step, so one step is taken: by a throwaway
     optimizer of the holder's type with the group's options, over a stand-in of the parameter's
-    dimensions (one element each way) with a zero gradient. None where that cannot be done (an
+    dimensions (one element each way, and at least one dimension: over a 0-d stand-in all its
+    state is 0-d, exp_avg as eta) with a zero gradient. None where that cannot be done (an
     optimizer that needs more than its options, SparseAdam's sparse gradients).
     """
     options = {key: value for key, value in group.items() if key not in ("params", "param_names")}
-    stand_in = torch.zeros((1,) * param.dim(), dtype=param.dtype, device=param.device)
+    stand_in = torch.zeros((1,) * max(param.dim(), 1), dtype=param.dtype, device=param.device)
     stand_in.grad = torch.zeros_like(stand_in)
     try:
         with warnings.catch_warnings():
@@ -229,7 +230,9 @@ def _check_shapes(
     for key, value in state.items():
         if not isinstance(value, torch.Tensor) or value.shape == param.shape:
             continue
-        scalar = _scalar_state(key, holder.state.get(param, {}), fresh)
+        # A 0-d parameter's own state is all 0-d, whether scalar or in its shape: it cannot tell.
+        current = holder.state.get(param, {}) if param.dim() else {}
+        scalar = _scalar_state(key, current, fresh)
         if value.dim() == 0:
             if scalar is not False:  # scalar state, or none can tell: it loads as saved
                 continue
@@ -243,9 +246,10 @@ def _check_shapes(
             raise ValueError(
                 f"the saved state {key!r} of parameter {name!r} has shape "
                 f"{tuple(value.shape)}, but {type(holder).__name__} keeps {key!r} as a scalar "
-                "(a 0-d tensor), whatever the parameter's shape: this state dict was not saved "
-                f"by such an optimizer, or was changed since; give {key!r} as a 0-d tensor "
-                "(torch.tensor(...)), or drop the parameter's entry from the state dict to "
+                f"(a 0-d tensor), whatever the parameter's shape (now {tuple(param.shape)}): "
+                "this state dict was not saved by such an optimizer, or was changed since; "
+                f"give {key!r} as a 0-d tensor (torch.tensor(...)), or drop the parameter's "
+                "entry from the state dict to "
                 "start it fresh"
             )
         else:
