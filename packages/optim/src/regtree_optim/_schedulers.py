@@ -840,6 +840,11 @@ def build_scheduler(
     step on, as mmengine's schedulers stop at ``end``: the lr holds the value of step
     ``end - 1``. The caller's config is not changed.
 
+    The config's form, its bounds, lengths and option types are checked before anything is
+    built; the other errors (the registry's, torch's, such as an unknown keyword, and the cosine
+    classes' ``eta_min_ratio`` checks) come as a phase is built (a note names it), after which
+    the optimizer is given back its lr, ``initial_lr``, momentum and ``step`` as they were.
+
     Args:
         optimizer: The optimizer whose lr the scheduler sets.
         cfg: ``dict(type='CosineAnnealingLR', T_max=..., eta_min_ratio=...)``, or a list such as
@@ -863,12 +868,6 @@ def build_scheduler(
             that ends where it begins or earlier; a schedule that does not begin at step 0;
             ``eta_min`` and ``eta_min_ratio`` together, or a ratio outside [0, 1].
         regtree.NotRegisteredError: a ``type`` that ``SCHEDULERS`` does not hold.
-
-        The config's form, its bounds, lengths and option types are checked before anything
-        is built; the other errors (the registry's, torch's, such as an unknown keyword, and
-        the cosine classes' ``eta_min_ratio`` checks) come as a phase is built (a note names
-        it), after which the optimizer is given back its lr, ``initial_lr``, momentum and
-        ``step`` as they were.
     """
     schedule = plan_schedule(cfg)
     phases = [copy.copy(phase) for phase in schedule.phases]
