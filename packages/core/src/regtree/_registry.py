@@ -142,7 +142,7 @@ class Registry(RegistryBase, Generic[T]):
         self._known: dict[str, Callable[..., T] | None] = {}
         # What @register_module() returns, made once: making a partial per class took 90 ns
         # of the 344 ns a class cost (mmengine: 323 ns; benchmarks/_registry_bench.py).
-        self._decorator: Callable[[Any], Any] = functools.partial(self._register, None, False)
+        self._decorator: Callable[[Any], Any] = _decorator_of(self)
         if parent is None:
             _ROOTS.add(self)
         else:
@@ -585,7 +585,7 @@ class Registry(RegistryBase, Generic[T]):
         if module is not None:
             if not callable(module):
                 self._register(None, force, module)  # raises the TypeError that explains
-            return self._register(_check_names(name, self), force, module)
+            return self._registration()(_check_names(name, self), force, module)
         if name is not None and not isinstance(name, (str, Sequence)) and callable(name):
             warnings.warn(
                 "register_module(SomeClass) is deprecated; use the decorator "
@@ -593,12 +593,12 @@ class Registry(RegistryBase, Generic[T]):
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return self._register(None, force, name)
+            return self._registration()(None, force, name)
         if name is None and not force:
             return self._decorator
         # The decorator is a partial, not a closure: one Python call less each.
         return functools.partial(
-            self._register, None if name is None else _check_names(name, self), force
+            self._registration(), None if name is None else _check_names(name, self), force
         )
 
     def _register(self, names: tuple[str, ...] | None, force: bool, module: C) -> C:
@@ -634,8 +634,6 @@ class Registry(RegistryBase, Generic[T]):
                 if holder is not module:
                     raise self._clash(names[0], holder, module)
             self._forget()
-            if _WATCHING:  # an import is running (see _watch_import)
-                _note_registration(self, names, module)
             return module
         with self._root._lock:
             # Several names, all or none, or a forced replacement. Only the setdefault above
@@ -668,9 +666,18 @@ class Registry(RegistryBase, Generic[T]):
                 self._forget()  # after a take-back too: the names were visible meanwhile
         if clash is not None:
             raise self._clash(*clash, module)  # outside the lock: it runs the objects' code
-        if _WATCHING:
-            _note_registration(self, names, module)
         return module
+
+    def _registration(self) -> Callable[[tuple[str, ...] | None, bool, C], C]:
+        # What registers now: _register, or while an import runs _register_noted (see
+        # _watch_import).
+        return self._register_noted if _WATCHING else self._register
+
+    def _register_noted(self, names: tuple[str, ...] | None, force: bool, module: C) -> C:
+        """``_register``, noted in the journals of the imports in progress (_watch_import)."""
+        registered = self._register(names, force, module)
+        _note_registration(self, (module.__name__,) if names is None else names, module)
+        return registered
 
     def _clash(self, name: str, holder: object, module: object) -> AlreadyRegisteredError:
         return AlreadyRegisteredError(
@@ -712,8 +719,7 @@ _IN_LOCATIONS = threading.local()
 
 # What each import in progress (a location's, a plugin's, in any thread) has seen registered:
 # (registry, name, object, the module that registered it), by id of its list. _WATCHING says
-# whether any is in progress: a registration reads one bool otherwise (a dict's truth was
-# measurably slower on the register row, where regtree is within 10% of mmengine).
+# whether any is in progress; registrations go through _register_noted only then.
 _JOURNALS: dict[int, list[tuple[Registry[Any], str, object, object]]] = {}
 _WATCHING = False
 _JOURNALS_LOCK = threading.Lock()
@@ -746,7 +752,21 @@ def _journals_change(journal: list[Any], *, add: bool) -> None:
             _JOURNALS[id(journal)] = journal
         else:
             del _JOURNALS[id(journal)]
-        _WATCHING = bool(_JOURNALS)
+        watching = bool(_JOURNALS)
+        if watching != _WATCHING:
+            _WATCHING = watching
+            # The decorator of every registry notes what it registers only while an import
+            # runs: a check in _register, even of one flag, cost 25 ns of 350 a class on the
+            # register row (within 5% of mmengine), so the decorators are swapped instead.
+            for root in list(_ROOTS):
+                for registry in root.walk():
+                    registry._decorator = _decorator_of(registry)
+
+
+def _decorator_of(registry: Registry[Any]) -> Callable[[Any], Any]:
+    # The decorator register_module() returns now (see _journals_change): a partial, not a
+    # closure (a Python call less).
+    return functools.partial(registry._registration(), None, False)
 
 
 def _watch_import() -> Callable[[bool], None]:
