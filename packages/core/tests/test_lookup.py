@@ -308,6 +308,9 @@ def test_a_failed_location_leaves_what_others_registered_meanwhile(
     assert list(root.module_dict) == ["Helped"]
     assert not _registry._WATCHING
     assert _registry._JOURNALS == {}
+    # Every decorator is the plain one again (the noting ones are swapped in for an import).
+    decorators = [node.register_module() for node in (root, registry)]
+    assert [d.func.__func__ for d in decorators] == [Registry._register] * 2  # type: ignore[attr-defined]
 
 
 def test_a_failed_location_takes_back_what_it_left_in_other_registries(
