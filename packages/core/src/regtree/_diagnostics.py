@@ -114,13 +114,12 @@ def describe_miss(miss: LookupMiss) -> str:
 
 
 def _describe_unknown_default_scope(miss: LookupMiss, scope: str) -> str:
-    loaded = sorted({node.scope for node in miss.registry.root.walk()})
+    loaded = _loaded_scopes(miss.registry)
     text = (
         f" The default scope {scope!r} (from '_scope_' or default_scope) names no registry in "
         f"this tree, so it was not searched (loaded scopes: {', '.join(loaded)})."
     )
-    near = closest(scope, loaded, count=1)
-    return text + (f" Did you mean scope {near[0]!r}?" if near else "")
+    return text + _near_scopes(scope, loaded)
 
 
 def _suggest(miss: LookupMiss) -> str:
@@ -137,7 +136,7 @@ def _suggest(miss: LookupMiss) -> str:
 
 
 def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
-    loaded = sorted({node.scope for node in miss.reached.root.walk()})
+    loaded = _loaded_scopes(miss.reached)
     text = f" No registry in its tree has scope {scope!r} (loaded scopes: {', '.join(loaded)})."
     catalog = _plugins.catalog
     if miss.providers:
@@ -158,13 +157,17 @@ def _describe_missing_scope(miss: LookupMiss, scope: str) -> str:
 
 def describe_unswitched_scope(registry: RegistryNode, scope: str) -> str:
     """Say that ``switch_scope_and_registry(scope)`` found no registry of ``scope`` to yield."""
-    loaded = sorted({node.scope for node in registry.root.walk()})
+    loaded = _loaded_scopes(registry)
     return (
         f"switch_scope_and_registry({scope!r}): no registry in the tree of "
         f"{registry_label(registry)} has scope {scope!r} (loaded scopes: {', '.join(loaded)}), "
         f"and no installed package provides it; the block runs under default scope {scope!r} "
         f"and gets {registry_label(registry)} itself.{_near_scopes(scope, loaded)}"
     )
+
+
+def _loaded_scopes(registry: RegistryNode) -> list[str]:
+    return sorted({node.scope for node in registry.root.walk()})
 
 
 def _near_scopes(scope: str, loaded: list[str]) -> str:

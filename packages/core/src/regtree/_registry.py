@@ -113,7 +113,7 @@ class Registry(RegistryBase, Generic[T]):
         self._name = name
         self._scope = scope
         # The module that made it: a failed plugin import takes back what its modules made.
-        self._made_in: object = None if caller is None else caller.f_globals.get("__name__")
+        self._made_in = _module_running(caller)
         self._build_func: Callable[..., Any] = build_func
         self._parent = parent
         self._root: Registry[Any] = self if parent is None else parent._root
@@ -432,7 +432,8 @@ class Registry(RegistryBase, Generic[T]):
         known[key] = found
 
     def _scoped(self, scope: str) -> Registry[Any] | None:
-        # For messages, which format what a lookup found and import nothing.
+        # The registry ``scope`` names from here now, importing no plugin or location: for
+        # messages, which format what a lookup found, and for validation's nested configs.
         return self._scopes.get(scope)
 
     def _registry_for_scope(self, scope: str) -> Registry[Any] | None:
@@ -727,15 +728,22 @@ _JOURNALS_LOCK = threading.Lock()
 
 def _note_registration(registry: Registry[Any], names: tuple[str, ...], module: object) -> None:
     """Record a registration in every journal of an import in progress (see _watch_import)."""
-    # The module whose body is running the registration, directly or through the functions
-    # and decorators it calls (the innermost module frame): a helper module it imports is its
-    # own registrant, and no wrapper in between (a decorator, a test tool) is taken for one.
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and frame.f_code.co_name != "<module>":
-        frame = frame.f_back
-    by = None if frame is None else frame.f_globals.get("__name__")
+    by = _module_running(sys._getframe(1))
     for journal in tuple(_JOURNALS.values()):
         journal.extend((registry, name, module, by) for name in names)
+
+
+def _module_running(frame: FrameType | None) -> str | None:
+    """The module whose body runs ``frame``'s code, directly or through what it calls.
+
+    The innermost module frame: a registration or a registry made by a module's body, or by a
+    function or decorator it calls (a test tool's trampoline too), is that module's; a helper
+    module it imports is its own. None where no module body is on the stack (a thread).
+    """
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    name = None if frame is None else frame.f_globals.get("__name__")
+    return name if isinstance(name, str) else None
 
 
 def _scope_known(scope: str) -> bool:
@@ -803,7 +811,7 @@ def _take_back(
     # Where a module that Python dropped registered: (registry id) -> {(name, id(object))}.
     dropped: dict[int, set[tuple[str, int]]] = {}
     for registry, name, obj, by in journal:
-        if isinstance(by, str) and by not in sys.modules:  # unknown (no module): it stays
+        if by is not None and by not in sys.modules:  # no module body (a thread): it stays
             dropped.setdefault(id(registry), set()).add((name, id(obj)))
     for root, before in trees:
         tree = root.walk()
@@ -815,7 +823,7 @@ def _take_back(
             id(registry): registry
             for registry in tree
             if id(registry) not in before
-            and isinstance(registry._made_in, str)
+            and registry._made_in is not None
             and registry._made_in not in sys.modules
         }
         for registry in made.values():

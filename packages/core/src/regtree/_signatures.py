@@ -134,17 +134,6 @@ class KeywordFit(NamedTuple):
     missing: tuple[tuple[str, str | None], ...]
     missing_positional_only: tuple[str, ...]
 
-    @property
-    def fits(self) -> bool:
-        """Whether a call with the keys binds (no problem above)."""
-        return not (
-            self.not_str
-            or self.unknown
-            or self.positional_only
-            or self.missing
-            or self.missing_positional_only
-        )
-
 
 def fit_keywords(signature: Signature, given: Iterable[object]) -> KeywordFit:
     """Tell how the keys ``given`` (a config's, less ``type``) fit ``signature``'s parameters."""

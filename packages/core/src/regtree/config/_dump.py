@@ -127,7 +127,7 @@ def _writable(path: tuple[str | int, ...], value: object, file_format: str) -> A
     as SPEC 5.3 reads a Python config's tuples; a set or another object is refused.
     """
     if isinstance(value, Mapping):  # a read-only mapping too: written as the dict it holds
-        where = repr(_dotted(path)) if path else "the top level"
+        where = repr(format_dotted(path)) if path else "the top level"
         for key in value:
             if not isinstance(key, str):
                 raise DumpError(
@@ -142,7 +142,7 @@ def _writable(path: tuple[str | int, ...], value: object, file_format: str) -> A
         return [_writable((*path, index), item, file_format) for index, item in enumerate(value)]
     if value is not None and not isinstance(value, str | int | float):  # bool is an int
         raise DumpError(
-            f"{_dotted(path)!r} is {value!r} ({type(value).__name__}), which {file_format} "
+            f"{format_dotted(path)!r} is {value!r} ({type(value).__name__}), which {file_format} "
             "cannot hold and read back; a config holds dicts, lists, str, int, float, bool and "
             "None: convert it to one of them"
         )
@@ -150,7 +150,7 @@ def _writable(path: tuple[str | int, ...], value: object, file_format: str) -> A
         # A subclass (a str Enum, an IntEnum) as the plain value it holds: each writer would
         # otherwise write it by its own str() ('S.X', where JSON wrote 'x').
         value = next(plain(value) for kind, plain in _PLAIN.items() if isinstance(value, kind))
-    problem = _unwritable(_dotted(path), value, file_format)
+    problem = _unwritable(format_dotted(path), value, file_format)
     if problem is not None:
         raise DumpError(problem)
     return value
@@ -193,17 +193,13 @@ def _unwritable(dotted: str, value: object, file_format: str) -> str | None:
     return None if problem is None else f"{dotted!r}: {problem}"
 
 
-def _dotted(path: tuple[str | int, ...]) -> str:
-    return format_dotted(path)
-
-
 def _is_leaf(value: object) -> bool:
     return not isinstance(value, dict | list) or not value
 
 
 def _with_origins(value: object, path: tuple[str | int, ...], origins: Mapping[str, str]) -> object:
     if _is_leaf(value):
-        return {"value": value, "origin": origins.get(_dotted(path))}
+        return {"value": value, "origin": origins.get(format_dotted(path))}
     if isinstance(value, dict):
         return {k: _with_origins(v, (*path, k), origins) for k, v in value.items()}
     assert isinstance(value, list)
@@ -213,7 +209,7 @@ def _with_origins(value: object, path: tuple[str | int, ...], origins: Mapping[s
 def _comment(path: tuple[str | int, ...], origins: Mapping[str, str] | None) -> str:
     if origins is None:
         return ""
-    origin = origins.get(_dotted(path))
+    origin = origins.get(format_dotted(path))
     return f"  # {_escaped(origin)}" if origin else ""
 
 
@@ -377,7 +373,7 @@ def _inline_comment(path: tuple[str | int, ...], value: object, origins: Mapping
     """The origins of an item written on one line (an inline table holds several values)."""
     if _is_leaf(value):
         return _comment(path, origins)
-    base = _dotted(path)
+    base = format_dotted(path)
     found = dict.fromkeys(o for p, o in origins.items() if p.startswith((f"{base}.", f"{base}[")))
     return f"  # {_escaped(', '.join(found))}" if found else ""
 

@@ -274,8 +274,7 @@ class _Checker:
         # A class found by a scoped key builds its nested configs from its own package's
         # registry (demo_cls's TinyClassifier builds an unscoped backbone with demo_cls.MODELS),
         # so they are looked up there, as its build looks them up (and its messages read so).
-        home = _home_scope(type_value) if target is not None else None
-        found = None if home is None else self.registry._scoped(home)
+        found = _scoped_registry(self.registry, type_value) if target is not None else None
         if found is None or found is self.registry:
             self._walk_children(cfg, path)
             return
@@ -390,11 +389,21 @@ class _Checker:
                 self.add((*path, key), "wrong-type", f"expected {expected}, got {_shown(value)}")
 
 
-def _home_scope(type_value: object) -> str | None:
-    """The scope of the registry a scoped key names (``'a.b.X'`` -> ``'b'``), else None."""
-    if not isinstance(type_value, str) or "." not in type_value:
+def _scoped_registry(registry: RegistryNode, type_value: object) -> RegistryNode | None:
+    """The registry a scoped key's scopes name from ``registry``, as a lookup goes them.
+
+    ``'a.b.X'``: ``a`` from ``registry``, then ``b`` from there. None for an unscoped key or a
+    scope that names none.
+    """
+    if not isinstance(type_value, str):
         return None
-    return type_value.rsplit(".", 2)[-2]
+    node: RegistryNode | None = None
+    *scopes, _ = type_value.split(".")
+    for scope in scopes:
+        node = (registry if node is None else node)._scoped(scope)
+        if node is None:
+            return None
+    return node
 
 
 def _describe_target(type_value: object, target: Callable[..., object]) -> str:
