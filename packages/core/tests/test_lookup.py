@@ -313,6 +313,29 @@ def test_a_failed_location_leaves_what_others_registered_meanwhile(
     assert [d.func.__func__ for d in decorators] == [Registry._register] * 2  # type: ignore[attr-defined]
 
 
+def test_a_registry_a_failed_location_made_through_a_helper_leaves_with_it(
+    location_host: types.ModuleType, module_dir: Path
+) -> None:
+    # The module whose body made it is the failed one, not the helper whose function it called.
+    _write_location(
+        module_dir,
+        "loc_maker",
+        "from regtree import Registry\n"
+        "def make(scope):\n"
+        "    return Registry('model', parent=registry.parent, scope=scope)\n",
+    )
+    body = "import loc_maker\nloc_maker.make('loc_helped')\nraise RuntimeError('the real error')\n"
+    _write_location(module_dir, "loc_via_helper", body)
+    root: Registry[Any] = Registry("model", scope="loc_root")
+    registry: Registry[Any] = Registry(
+        "model", parent=root, scope="loc", locations=["loc_via_helper"]
+    )
+    location_host.registry = registry  # type: ignore[attr-defined]
+    with pytest.raises(RuntimeError, match="the real error"):
+        registry.get("Anything")
+    assert list(root.children) == ["loc"]
+
+
 def test_a_failed_location_takes_back_what_it_left_in_other_registries(
     location_host: types.ModuleType, module_dir: Path
 ) -> None:
