@@ -32,7 +32,13 @@ from ._paramwise import (
     settings_key,
 )
 from ._registries import OPTIMIZER_BUILDERS, OPTIMIZERS, resolve_optimizer_type
-from ._routed import RoutedOptimizer, RoutedRules, plan_routed, resolve_routed, routed_type
+from ._routed import (
+    RoutedRules,
+    optimizer_and_subs,
+    plan_routed,
+    resolve_routed,
+    routed_type,
+)
 from ._schedulers import lr_at_by_name, resolve_steps
 from ._sharding import OriginalShapes
 from ._walk import child_step, walk_parameters
@@ -504,10 +510,7 @@ def _own_tensors(optimizer: Optimizer) -> None:
     # so that training changes neither the configs nor another group. Floats never come here.
     # A tensor that requires grad (a learned lr, with differentiable=True) is the user's own on
     # purpose: a copy would cut it off from its graph, so it stays as given.
-    owners = [
-        optimizer,
-        *(optimizer.optimizers.values() if isinstance(optimizer, RoutedOptimizer) else ()),
-    ]
+    owners = optimizer_and_subs(optimizer)
     for settings in [*optimizer.param_groups, *(owner.defaults for owner in owners)]:
         for key, value in list(settings.items()):
             if key != "params" and isinstance(value, torch.Tensor) and not value.requires_grad:

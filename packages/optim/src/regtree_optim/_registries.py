@@ -125,10 +125,17 @@ def constructor_from_config(cfg: Mapping[str, Any]) -> tuple[Any, Callable[[nn.M
         The constructor's ``type`` and the constructor (from ``OPTIMIZER_BUILDERS``).
     """
     constructor_type, optimizer_cfg, paramwise_cfg = _split_optimizer_config(cfg)
+    return constructor_type, _constructor_of(constructor_type, optimizer_cfg, paramwise_cfg)
+
+
+def _constructor_of(
+    constructor_type: Any, optimizer_cfg: dict[str, Any], paramwise_cfg: Any
+) -> Callable[[nn.Module], Optimizer]:
+    # The constructor a split config describes, from OPTIMIZER_BUILDERS.
     constructor: Callable[[nn.Module], Optimizer] = OPTIMIZER_BUILDERS.build(
         {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
     )
-    return constructor_type, constructor
+    return constructor
 
 
 class OptimizerRegistry(Registry[Optimizer]):
@@ -155,7 +162,7 @@ class OptimizerRegistry(Registry[Optimizer]):
         wrapper = _optim_wrapper_problem(cfg)
         if wrapper is not None:
             return [ConfigProblem((), "wrong-type", wrapper)]
-        _, optimizer_cfg, paramwise_cfg = _split_optimizer_config(cfg)
+        constructor_type, optimizer_cfg, paramwise_cfg = _split_optimizer_config(cfg)
         problems: list[Any] = [
             problem
             for problem in validate_config(self, optimizer_cfg)
@@ -165,8 +172,8 @@ class OptimizerRegistry(Registry[Optimizer]):
             return problems
         where: tuple[str, ...] = () if paramwise_cfg is None else ("paramwise_cfg",)
         try:
-            # As build_optimizer builds it: from cfg itself, split (and deep-copied) again.
-            constructor_from_config(cfg)
+            # As build_optimizer builds it, from the split above (validate_config changed none).
+            _constructor_of(constructor_type, optimizer_cfg, paramwise_cfg)
         except NotRegisteredError as error:
             problems.append(ConfigProblem(("constructor",), "unknown-type", str(error)))
         except TypeError as error:

@@ -28,6 +28,7 @@ __all__ = [
     "RoutedOptimizer",
     "RoutedRules",
     "check_routable",
+    "optimizer_and_subs",
     "plan_routed",
     "resolve_routed",
     "routed_type",
@@ -96,16 +97,14 @@ def _check_group_options(
         route: The sub-optimizer it goes to.
         routed_by: What routed it there, for the message.
     """
-    info = routed.infos.get(route)
+    info = routed.infos[route]
     assert plan.placements is not None  # planned with placements
     placement = plan.placements[position]
     settings = plan.groups[placement.group]
     foreign = [
         key
         for key in settings
-        if key not in ("params", "param_names", OPTIMIZER_KEY)
-        and info is not None
-        and not _takes(info, key)
+        if key not in ("params", "param_names", OPTIMIZER_KEY) and not _takes(info, key)
     ]
     if not foreign:
         return
@@ -472,7 +471,14 @@ class RoutedRules:
     types: dict[str, object]
     bases: dict[str, dict[str, Any]]
     rules: dict[str, ParamwiseRules]
-    infos: dict[str, OptimizerInfo] = dataclasses.field(default_factory=dict)
+    infos: dict[str, OptimizerInfo]
+
+
+def optimizer_and_subs(optimizer: Optimizer) -> list[Optimizer]:
+    """``optimizer``, then a RoutedOptimizer's sub-optimizers: each keeps groups and defaults."""
+    if isinstance(optimizer, RoutedOptimizer):
+        return [optimizer, *optimizer.optimizers.values()]
+    return [optimizer]
 
 
 def routed_type(optimizer_cfg: Mapping[str, Any]) -> bool:
@@ -664,6 +670,7 @@ def _routes(
         if rule.optimizer is not None
     }
     routes: list[str] = []
+    checked: set[tuple[str, int]] = set()  # (route, group): a group's options, once a group
     for position, placement in enumerate(default_plan.placements):
         settings = default_plan.groups[placement.group]
         route = settings.get(OPTIMIZER_KEY, routed.default)
@@ -681,7 +688,12 @@ def _routes(
                 f"({', '.join(map(repr, routed.rules))}).{did_you_mean}"
             )
         check_routable(placement.name, shape_of(placement.param), route, routed.types[route], rule)
-        _check_group_options(routed, plans[route], position, route, rule)
+        route_placements = plans[route].placements
+        assert route_placements is not None  # planned with placements
+        group = (route, route_placements[position].group)
+        if group not in checked:  # named by its first parameter in model order
+            checked.add(group)
+            _check_group_options(routed, plans[route], position, route, rule)
         routes.append(route)
     return routes
 

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch.optim import Optimizer
 
-from ._routed import OPTIMIZER_KEY, RoutedOptimizer
+from ._routed import OPTIMIZER_KEY, RoutedOptimizer, optimizer_and_subs
 from ._zero import ZeroRedundancyOptimizer
 
 __all__ = ["StateLoadReport", "full_state_dict", "load_state_dict_by_name"]
@@ -265,9 +265,7 @@ def _check_shapes(
 
 def _group_lists(optimizer: Optimizer) -> list[tuple[Optimizer, list[Any], list[Any]]]:
     """Each optimizer whose groups torch's load_state_dict replaces: its list and the groups."""
-    owners: list[Optimizer] = [optimizer]
-    if isinstance(optimizer, RoutedOptimizer):
-        owners.extend(optimizer.optimizers.values())
+    owners = optimizer_and_subs(optimizer)
     return [(owner, owner.param_groups, list(owner.param_groups)) for owner in owners]
 
 
